@@ -1,0 +1,21 @@
+"""rummy-env: straight Rummy for reinforcement learning.
+
+``Rules`` and ``PRESETS`` (RULES.md §8-§9), the PettingZoo environment ``rummy_v0``
+and the Gymnasium single-agent wrapper ``SingleAgentEnv``.
+"""
+from .rules import PRESETS, Rules
+
+__version__ = "0.1.0"
+__all__ = ["Rules", "PRESETS", "rummy_v0", "SingleAgentEnv", "__version__"]
+
+
+def __getattr__(name):  # lazy: the engine alone must not import gymnasium/pettingzoo
+    if name == "rummy_v0":
+        import importlib
+
+        return importlib.import_module(".rummy_v0", __name__)
+    if name == "SingleAgentEnv":
+        from .wrappers import SingleAgentEnv
+
+        return SingleAgentEnv
+    raise AttributeError(name)

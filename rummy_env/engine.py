@@ -1,0 +1,821 @@
+"""The rules engine: positions, legal actions, applying actions, scoring, matches.
+
+Pure Python on 52-bit masks (``cards.py``) and the meld catalogue (``melds.py``);
+nothing here imports gymnasium or pettingzoo. The walk of one decision:
+``legal_actions(state)`` lists the ids the mover may take, and ``apply(state, a)``
+checks ``a`` against that same list (raising ``IllegalActionError`` and changing
+nothing when it is not there) before changing the position in place.
+
+Sections of RULES.md implemented here: §2 deal, §3 turn, §4 aces (through the
+catalogue), §5 going out and scoring, §6 an empty stock, §7 match play.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from .actions import (
+    DISCARD_BASE,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    LAYOFF_BASE,
+    LAYOFF_ENDS,
+    MELD_BASE,
+    NUM_ACTIONS,
+    action_text,
+    parse_action,
+)
+from .cards import CARD_TEXT, FULL_DECK, NUM_CARDS, RANK_MASKS, cards_of, mask_of, mask_points, parse_card
+from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, meld_of_cards, melds_in
+from .rules import Rules
+
+DRAW, PLAY = 0, 1
+PHASES = ("draw", "play")
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the position; the message names it and why."""
+
+
+class PositionError(ValueError):
+    """A position (STATE JSON) that is not a legal one; the message says what is wrong."""
+
+
+class Meld:
+    """A meld on the table: a set (``kind == SET``, ``key`` = rank) or a run
+    (``kind == RUN``, ``key`` = suit, positions ``lo..hi`` with 13 = ace high).
+
+    ``mask`` is the 52-bit mask of its cards. Melds are never split; a lay-off
+    grows ``mask`` and, for a run, moves ``lo`` or ``hi`` by one."""
+
+    __slots__ = ("mask", "kind", "key", "lo", "hi")
+
+    def __init__(self, mask: int, kind: int, key: int, lo: int, hi: int) -> None:
+        self.mask, self.kind, self.key, self.lo, self.hi = mask, kind, key, lo, hi
+
+    def copy(self) -> "Meld":
+        return Meld(self.mask, self.kind, self.key, self.lo, self.hi)
+
+    def cards(self) -> list[int]:
+        """The meld's cards, a run in rank order (ace high last)."""
+        if self.kind == SET:
+            return cards_of(self.mask)
+        return [self.key * 13 + (p % 13) for p in range(self.lo, self.hi + 1)]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Meld) and (self.mask, self.kind, self.lo, self.hi) == (
+            other.mask, other.kind, other.lo, other.hi)
+
+    def __repr__(self) -> str:
+        return "Meld(" + " ".join(CARD_TEXT[c] for c in self.cards()) + ")"
+
+
+class GameState:
+    """A position: everything the engine needs to go on (mutable; ``apply`` changes it).
+
+    Attributes (cards as numbers 0..51, card sets as 52-bit int masks):
+        rules: the ``Rules`` in force.
+        hands: list of n masks, one per seat.
+        stock: card numbers with the *top at the end* (``pop()`` draws).
+        discard: the discard pile, bottom first (the last one is the upcard).
+        melds: list of ``Meld`` on the table, in the order they were laid down.
+        current: the seat to move; phase: ``DRAW`` (0) or ``PLAY`` (1).
+        drawn_from_discard: the card taken from the discard pile this turn, or -1.
+        has_melded: per seat, melded or laid off in an earlier turn of this hand.
+        melded_this_turn: the mover melded or laid off this turn.
+        recycles: recycles made this hand; turn: turns completed this hand.
+        scores: match totals; dealer: the dealer's seat; hand_number: 0-based.
+        known: per seat, cards it took from the discard pile and still holds.
+        discards_by: per seat, cards it discarded this hand.
+        hand_over / result / match_over / match_winners: the end of a hand / match.
+        accept: three masks of the cards the table takes as a lay-off on a set,
+            at the low end and at the high end of a run (derived from ``melds``).
+    """
+
+    __slots__ = (
+        "rules", "hands", "stock", "discard", "melds", "current", "phase", "drawn_from_discard",
+        "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
+        "known", "discards_by", "hand_over", "result", "match_over", "match_winners",
+        "accept", "payoffs", "rng", "_legal",
+    )
+
+    def copy(self) -> "GameState":
+        """An independent copy (the RNG is copied too, so both go on identically)."""
+        s = GameState.__new__(GameState)
+        s.rules = self.rules
+        s.hands = list(self.hands)
+        s.stock = list(self.stock)
+        s.discard = list(self.discard)
+        s.melds = [m.copy() for m in self.melds]
+        s.current, s.phase, s.drawn_from_discard = self.current, self.phase, self.drawn_from_discard
+        s.has_melded = list(self.has_melded)
+        s.melded_this_turn = self.melded_this_turn
+        s.recycles, s.turn = self.recycles, self.turn
+        s.scores = list(self.scores)
+        s.dealer, s.hand_number = self.dealer, self.hand_number
+        s.known = list(self.known)
+        s.discards_by = list(self.discards_by)
+        s.hand_over = self.hand_over
+        s.result = None if self.result is None else dict(self.result)
+        s.match_over = self.match_over
+        s.match_winners = None if self.match_winners is None else list(self.match_winners)
+        s.accept = self.accept
+        s.payoffs = list(self.payoffs)
+        s.rng = random.Random()
+        s.rng.setstate(self.rng.getstate())
+        s._legal = self._legal
+        return s
+
+    @property
+    def upcard(self) -> int:
+        """The top card of the discard pile, or -1 when it is empty."""
+        return self.discard[-1] if self.discard else -1
+
+
+# ---------------------------------------------------------------- dealing (§2, §7)
+
+def new_game(rules: Rules, seed: int | None = None) -> GameState:
+    """Start a match: hand 1 dealt from ``seed`` (the dealer is the last seat, so seat 0
+    moves first; RULES.md §2). ``seed=None`` draws fresh entropy."""
+    s = GameState.__new__(GameState)
+    s.rules = rules
+    n = rules.num_players
+    s.rng = random.Random(seed)
+    s.scores = [0] * n
+    s.dealer = n - 1
+    s.hand_number = 0
+    s.match_over = False
+    s.match_winners = None
+    _deal(s)
+    return s
+
+
+def next_hand(state: GameState) -> None:
+    """Deal the next hand of the match: the deal passes one seat left, totals stay (§2, §7).
+
+    Raises:
+        ValueError: the current hand is not over, or the match is over.
+    """
+    if not state.hand_over:
+        raise ValueError("the current hand is not over yet")
+    if state.match_over:
+        raise ValueError("the match is over; start a new game")
+    state.dealer = (state.dealer + 1) % state.rules.num_players
+    state.hand_number += 1
+    _deal(state)
+
+
+def _deal(s: GameState) -> None:
+    rules = s.rules
+    n = rules.num_players
+    k = rules.cards_dealt
+    deck = list(range(NUM_CARDS))
+    s.rng.shuffle(deck)
+    hands = [0] * n
+    for i in range(k * n):
+        hands[(s.dealer + 1 + i) % n] |= 1 << deck[i]
+    s.hands = hands
+    s.discard = [deck[k * n]]
+    s.stock = deck[k * n + 1:][::-1]  # top at the end
+    s.melds = []
+    s.accept = (0, 0, 0)
+    s.current = (s.dealer + 1) % n
+    s.phase = DRAW
+    s.drawn_from_discard = -1
+    s.has_melded = [False] * n
+    s.melded_this_turn = False
+    s.recycles = 0
+    s.turn = 0
+    s.known = [0] * n
+    s.discards_by = [0] * n
+    s.hand_over = False
+    s.result = None
+    s.payoffs = [0] * n
+    s._legal = None
+    _start_turn(s)
+
+
+# ---------------------------------------------------------------- table arithmetic
+
+def _compute_accept(melds: list[Meld], aces: str) -> tuple[int, int, int]:
+    """Masks of the cards the table takes: on a set, at a run's low end, at its high end."""
+    acc_set = acc_low = acc_high = 0
+    for m in melds:
+        if m.kind == SET:
+            if m.mask.bit_count() == 3:
+                acc_set |= RANK_MASKS[m.key] & ~m.mask
+            continue
+        if m.hi - m.lo + 1 >= 13:
+            continue
+        base = m.key * 13
+        p = m.lo - 1
+        if p >= 0 and not (p == 0 and aces == "high"):
+            acc_low |= 1 << (base + p)
+        p = m.hi + 1
+        if p <= 13 and not (p == 13 and aces == "low"):
+            acc_high |= 1 << (base + p % 13)
+    return acc_set, acc_low, acc_high
+
+
+def _can_recycle(s: GameState) -> bool:
+    mr = s.rules.max_recycles
+    return (mr is None or s.recycles < mr) and len(s.discard) > 1
+
+
+def _recycle(s: GameState) -> None:
+    """All discards but the top become the stock (RULES.md §6)."""
+    top = s.discard[-1]
+    rest = s.discard[:-1]
+    if s.rules.recycle == "shuffle":
+        s.rng.shuffle(rest)
+        s.stock = rest
+    else:  # turn_over: the oldest discard ends on top (top = end of our list)
+        s.stock = rest[::-1]
+    s.discard = [top]
+    s.recycles += 1
+
+
+def _start_turn(s: GameState) -> None:
+    """At the start of a turn under ``on_empty``: recycle or end the hand dry (§6)."""
+    if not s.stock and s.rules.dry_trigger == "on_empty":
+        if _can_recycle(s):
+            _recycle(s)
+        else:
+            _end_hand(s, "dry", None)
+
+
+# ---------------------------------------------------------------- legal actions (§3)
+
+def _finishable(hand: int, forbidden_bit: int, layoff_ok: bool, must_discard: bool) -> bool:
+    """Can a play phase with this hand still end legally (RULES.md §3, decision)?"""
+    if hand == 0:
+        return not must_discard
+    if hand & ~forbidden_bit:
+        return True
+    # the hand is exactly the card taken from the discard pile: only a lay-off of it
+    return layoff_ok and not must_discard
+
+
+def legal_actions(state: GameState) -> list[int]:
+    """The ids of every legal action of the player to move, in increasing order.
+
+    Empty once the hand is over. This is the one source of legality: the env's
+    action mask is built from it and ``apply`` checks against it.
+    """
+    if state._legal is not None:
+        return state._legal
+    if state.hand_over:
+        state._legal = []
+        return state._legal
+    if state.phase == DRAW:
+        out = []
+        if state.stock or state.rules.dry_trigger == "on_request":
+            out.append(DRAW_STOCK)
+        if state.discard:
+            out.append(DRAW_DISCARD)
+        state._legal = out
+        return out
+    rules = state.rules
+    hand = state.hands[state.current]
+    f = state.drawn_from_discard
+    fbit = 0 if f < 0 else 1 << f
+    must = rules.must_discard_to_go_out
+    acc_set, acc_low, acc_high = state.accept
+    acc_any = acc_set | acc_low | acc_high
+    out = []
+    h = hand & ~fbit
+    while h:
+        low = h & -h
+        out.append(DISCARD_BASE + low.bit_length() - 1)
+        h ^= low
+    for mid in melds_in(hand, rules.aces):
+        rest = hand & ~MELD_MASK[mid]
+        if rest & ~fbit or _finishable(rest, fbit, _takes_after_meld(state, mid, f), must):
+            out.append(MELD_BASE + mid)
+    if rules.layoffs:
+        h = hand & acc_any
+        while h:
+            low = h & -h
+            c = low.bit_length() - 1
+            h ^= low
+            rest = hand & ~low
+            if rest & ~fbit:
+                ok = True
+            else:
+                ok = _finishable(rest, fbit, bool(fbit & _accept_after_layoff(state, c)), must)
+            if ok:
+                b = LAYOFF_BASE + 3 * c
+                if acc_set & low:
+                    out.append(b)
+                if acc_low & low:
+                    out.append(b + 1)
+                if acc_high & low:
+                    out.append(b + 2)
+    out.sort()
+    state._legal = out
+    return out
+
+
+def _takes_after_meld(state: GameState, mid: int, card: int) -> bool:
+    """Would the table take ``card`` as a lay-off once meld ``mid`` is down?"""
+    if card < 0 or not state.rules.layoffs:
+        return False
+    melds = state.melds + [_meld_from_id(mid)]
+    a, b, c = _compute_accept(melds, state.rules.aces)
+    return bool((a | b | c) >> card & 1)
+
+
+def _accept_after_layoff(state: GameState, card: int) -> int:
+    """Union of the table's accept masks after laying ``card`` off (first legal end)."""
+    trial = [m.copy() for m in state.melds]
+    _do_layoff(trial, card, _first_end(state, card))
+    a, b, c = _compute_accept(trial, state.rules.aces)
+    return a | b | c
+
+
+def _first_end(state: GameState, card: int) -> int:
+    acc = state.accept
+    for end in range(3):
+        if acc[end] >> card & 1:
+            return end
+    raise AssertionError("card not accepted")  # callers check acceptance first
+
+
+def _meld_from_id(mid: int) -> Meld:
+    return Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid])
+
+
+def _do_layoff(melds: list[Meld], card: int, end: int) -> None:
+    bit = 1 << card
+    rank, suit = card % 13, card // 13
+    for m in melds:
+        if end == 0:
+            if m.kind == SET and m.key == rank and m.mask.bit_count() == 3:
+                m.mask |= bit
+                return
+        elif m.kind != SET and m.key == suit:
+            if end == 1 and m.lo - 1 == rank:
+                m.lo -= 1
+                m.mask |= bit
+                return
+            if end == 2 and (m.hi + 1) % 13 == rank and m.hi + 1 <= 13 and not m.mask & bit:
+                m.hi += 1
+                m.mask |= bit
+                return
+    raise AssertionError("no meld takes the card")  # guarded by legality
+
+
+# ---------------------------------------------------------------- applying actions
+
+def apply(state: GameState, action: int) -> None:
+    """Apply one action of the player to move, in place (RULES.md §3, §5, §6).
+
+    Raises:
+        IllegalActionError (a ``ValueError``): the hand is over, ``action`` is not an
+            action id, or it is not legal here; the message names the action and the
+            reason, and the position is left unchanged.
+    """
+    if state.hand_over:
+        raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action)})")
+    legal = legal_actions(state)
+    if action not in legal:
+        raise IllegalActionError(_illegal_reason(state, action))
+    action = int(action)
+    p = state.current
+    state._legal = None
+    if action == DRAW_STOCK:
+        if not state.stock:  # only under dry_trigger on_request (§6)
+            if _can_recycle(state):
+                _recycle(state)
+            else:
+                _end_hand(state, "dry", None)
+                return
+        state.hands[p] |= 1 << state.stock.pop()
+        state.phase = PLAY
+        return
+    if action == DRAW_DISCARD:
+        card = state.discard.pop()
+        state.hands[p] |= 1 << card
+        state.known[p] |= 1 << card
+        state.drawn_from_discard = card
+        state.phase = PLAY
+        return
+    if action < MELD_BASE:  # discard
+        card = action - DISCARD_BASE
+        bit = 1 << card
+        state.hands[p] &= ~bit
+        state.known[p] &= ~bit
+        state.discards_by[p] |= bit
+        state.discard.append(card)
+        if not state.hands[p]:
+            _end_hand(state, "out", p, by_discard=True)
+            return
+        _end_turn(state)
+        return
+    if action < LAYOFF_BASE:
+        mid = action - MELD_BASE
+        mask = MELD_MASK[mid]
+        state.melds.append(_meld_from_id(mid))
+    else:
+        card, end = divmod(action - LAYOFF_BASE, 3)
+        mask = 1 << card
+        _do_layoff(state.melds, card, end)
+    state.hands[p] &= ~mask
+    state.known[p] &= ~mask
+    state.melded_this_turn = True
+    state.accept = _compute_accept(state.melds, state.rules.aces)
+    if not state.hands[p]:
+        _end_hand(state, "out", p, by_discard=False)
+
+
+def _end_turn(s: GameState) -> None:
+    p = s.current
+    if s.melded_this_turn:
+        s.has_melded[p] = True
+    s.melded_this_turn = False
+    s.drawn_from_discard = -1
+    s.turn += 1
+    s.current = (p + 1) % s.rules.num_players
+    s.phase = DRAW
+    if s.turn >= s.rules.max_turns:
+        _end_hand(s, "stalled", None)
+        return
+    _start_turn(s)
+
+
+def _safe_text(action: Any) -> str:
+    try:
+        return repr(action_text(action))
+    except ValueError:
+        return repr(action)
+
+
+def _illegal_reason(state: GameState, action: Any) -> str:
+    """Why ``action`` is not legal here (for the error message)."""
+    try:
+        a = int(action)
+        if a != action or isinstance(action, bool):
+            raise ValueError
+    except (TypeError, ValueError):
+        return f"action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}"
+    if not 0 <= a < NUM_ACTIONS:
+        return f"action must be an int in 0..{NUM_ACTIONS - 1}, got {a}"
+    text = action_text(a)
+    who = f"player {state.current}"
+    if state.phase == DRAW and a > DRAW_DISCARD:
+        return f"{text!r} is illegal: {who} must draw first ('draw stock' or 'draw discard')"
+    if state.phase == PLAY and a <= DRAW_DISCARD:
+        return f"{text!r} is illegal: {who} has drawn this turn; meld, lay off or discard"
+    hand = state.hands[state.current]
+    if a == DRAW_STOCK:
+        return f"{text!r} is illegal: the stock is empty"
+    if a == DRAW_DISCARD:
+        return f"{text!r} is illegal: the discard pile is empty"
+    if a < MELD_BASE:
+        c = a - DISCARD_BASE
+        if not hand >> c & 1:
+            return f"{text!r} is illegal: {CARD_TEXT[c]} is not in {who}'s hand"
+        return f"{text!r} is illegal: {CARD_TEXT[c]} was taken from the discard pile this turn"
+    if a < LAYOFF_BASE:
+        mid = a - MELD_BASE
+        missing = MELD_MASK[mid] & ~hand
+        if missing:
+            return f"{text!r} is illegal: {who} does not hold {' '.join(CARD_TEXT[c] for c in cards_of(missing))}"
+        if not any(m == mid for m in melds_in(hand, state.rules.aces)):
+            return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
+        return (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
+                + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
+    c, end = divmod(a - LAYOFF_BASE, 3)
+    if not state.rules.layoffs:
+        return f"{text!r} is illegal: lay-offs are switched off at this table"
+    if not hand >> c & 1:
+        return f"{text!r} is illegal: {CARD_TEXT[c]} is not in {who}'s hand"
+    if not state.accept[end] >> c & 1:
+        where = ("no set on the table takes it" if end == 0 else
+                 f"no run on the table has its {LAYOFF_ENDS[end]} end next to it")
+        return f"{text!r} is illegal: {where}"
+    return (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
+            + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
+
+
+# ---------------------------------------------------------------- scoring (§5, §6, §7)
+
+def deadwood(state: GameState, seat: int) -> int:
+    """Deadwood points of a seat's hand (RULES.md §1)."""
+    return mask_points(state.hands[seat], state.rules.ace_points)
+
+
+def _end_hand(s: GameState, outcome: str, winner: int | None, by_discard: bool = False) -> None:
+    """Score the hand (RULES.md §5-§6) and, in a match, check the target (§7)."""
+    rules = s.rules
+    n = rules.num_players
+    dw = [mask_points(h, rules.ace_points) for h in s.hands]
+    points = [0] * n
+    payoffs = [0] * n
+    rummy = False
+    penalty = rules.scoring == "penalty"
+    if outcome == "out":
+        rummy = (not s.has_melded[winner] and rules.rummy_multiplier > 1
+                 and not (rules.rummy_needs_no_discard and by_discard))
+        mult = rules.rummy_multiplier if rummy else 1
+        for q in range(n):
+            if q != winner:
+                payoffs[q] = -mult * dw[q]
+                payoffs[winner] += mult * dw[q]
+                if penalty:
+                    points[q] = mult * dw[q]
+        if not penalty:
+            points[winner] = payoffs[winner]
+    elif rules.dry_hand == "lowest_deadwood":
+        low = min(dw)
+        if dw.count(low) == 1:
+            winner = dw.index(low)
+            for q in range(n):
+                if q != winner:
+                    payoffs[q] = -(dw[q] - low)
+                    payoffs[winner] += dw[q] - low
+                    if penalty:
+                        points[q] = dw[q] - low
+            if not penalty:
+                points[winner] = payoffs[winner]
+    for q in range(n):
+        s.scores[q] += points[q]
+    s.hand_over = True
+    s.payoffs = payoffs
+    s.result = {"outcome": outcome, "winner": winner, "rummy": rummy, "points": points}
+    s._legal = []
+    t = rules.target
+    if t is None or max(s.scores) >= t:
+        s.match_over = True
+        best = min(s.scores) if penalty else max(s.scores)
+        s.match_winners = [q for q in range(n) if s.scores[q] == best]
+
+
+def match_payoffs(state: GameState) -> list[float]:
+    """Zero-sum match result once the match is over: +1 for a sole winner, -1 for each
+    loser; ``k`` winners of a split match share, each getting ``(n - k) / k``."""
+    if not state.match_over:
+        raise ValueError("the match is not over")
+    n = state.rules.num_players
+    w = state.match_winners
+    k = len(w)
+    return [((n - k) / k) if q in w else -1.0 for q in range(n)]
+
+
+# ---------------------------------------------------------------- action text with a position
+
+def action_id(state: GameState, text: str) -> int:
+    """The id of action ``text`` (API.md); ``layoff JC`` alone resolves to the one
+    meld on the table that can take the card.
+
+    Raises:
+        ValueError: the text names no action, or a bare lay-off fits no meld or more than one.
+    """
+    a = parse_action(text)
+    if isinstance(a, tuple):
+        card = a[1]
+        ends = [e for e in range(3) if state.accept[e] >> card & 1]
+        if len(ends) != 1:
+            where = ("no meld on the table can take " if not ends else "more than one meld can take ")
+            raise ValueError(f"{text!r}: {where}{CARD_TEXT[card]}; say 'layoff {CARD_TEXT[card]} set|low|high'")
+        return LAYOFF_BASE + 3 * card + ends[0]
+    return a
+
+
+# ---------------------------------------------------------------- STATE JSON (API.md)
+
+_STATE_KEYS = (
+    "rules", "hands", "stock", "discard", "melds", "current_player", "phase", "drawn_from_discard",
+    "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
+    "known_cards", "discards_by", "hand_over", "result", "match_winners",
+)
+_REQUIRED = ("hands", "stock", "discard", "melds", "current_player", "phase")
+
+
+def _texts(mask_or_list: Any) -> list[str]:
+    return [CARD_TEXT[c] for c in (cards_of(mask_or_list) if isinstance(mask_or_list, int) else mask_or_list)]
+
+
+def to_json(state: GameState) -> dict[str, Any]:
+    """The position in API.md's STATE form (a JSON-able dict), plus the extensions
+    ``melded_this_turn``, ``hand_number``, ``known_cards`` and ``discards_by`` that a
+    round trip needs. ``result`` (once the hand is over) also carries ``payoffs``."""
+    d: dict[str, Any] = {
+        "rules": state.rules.to_json(),
+        "hands": [_texts(h) for h in state.hands],
+        "stock": _texts(state.stock[::-1]),
+        "discard": _texts(state.discard),
+        "melds": [_texts(m.cards()) for m in state.melds],
+        "current_player": state.current,
+        "phase": PHASES[state.phase],
+        "drawn_from_discard": None if state.drawn_from_discard < 0 else CARD_TEXT[state.drawn_from_discard],
+        "has_melded": list(state.has_melded),
+        "melded_this_turn": state.melded_this_turn,
+        "recycles": state.recycles,
+        "turn": state.turn,
+        "scores": list(state.scores),
+        "dealer": state.dealer,
+        "hand_number": state.hand_number,
+        "known_cards": [_texts(k) for k in state.known],
+        "discards_by": [_texts(k) for k in state.discards_by],
+        "hand_over": state.hand_over,
+    }
+    if state.hand_over:
+        d["result"] = dict(state.result, payoffs=list(state.payoffs))
+    if state.match_over:
+        d["match_winners"] = list(state.match_winners)
+    return d
+
+
+def _err(msg: str) -> PositionError:
+    return PositionError(f"invalid position: {msg}")
+
+
+def _card_list(v: Any, what: str) -> list[int]:
+    if not isinstance(v, (list, tuple)):
+        raise _err(f"{what} must be a list of card texts, got {type(v).__name__}")
+    try:
+        return [parse_card(t) for t in v]
+    except ValueError as e:
+        raise _err(f"{what}: {e}") from None
+
+
+def _int(v: Any, what: str, lo: int, hi: int | None) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise _err(f"{what} must be an int in {rng}, got {v!r}")
+    return v
+
+
+def _bool_list(v: Any, what: str, n: int) -> list[bool]:
+    if not isinstance(v, list) or len(v) != n or not all(isinstance(x, bool) for x in v):
+        raise _err(f"{what} must be a list of {n} booleans, got {v!r}")
+    return list(v)
+
+
+def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> GameState:
+    """Build a position from API.md's STATE form, checking that it is a legal one.
+
+    ``rules`` applies when ``obj`` has no ``"rules"``; ``seed`` seeds the RNG used for
+    later shuffles (recycles, next deals).
+
+    Raises:
+        PositionError (a ``ValueError``): what is wrong: a card missing or twice,
+            a bad meld, a hand size that cannot occur, an unknown key or phase, ...
+    """
+    if not isinstance(obj, dict):
+        raise _err(f"a position is a JSON object, got {type(obj).__name__}")
+    unknown = [k for k in obj if k not in _STATE_KEYS]
+    if unknown:
+        raise _err(f"unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(_STATE_KEYS)}")
+    missing = [k for k in _REQUIRED if k not in obj]
+    if missing:
+        raise _err(f"missing field(s) {', '.join(missing)}")
+    if "rules" in obj and obj["rules"] is not None:
+        try:
+            rules = Rules.from_json(obj["rules"])
+        except (ValueError, TypeError) as e:
+            raise _err(f"rules: {e}") from None
+    if rules is None:
+        rules = Rules.preset("classic")
+    n = rules.num_players
+    s = GameState.__new__(GameState)
+    s.rules = rules
+    s.rng = random.Random(seed)
+
+    hands_v = obj["hands"]
+    if not isinstance(hands_v, list) or len(hands_v) != n:
+        raise _err(f"hands must be a list of {n} hands (one per seat for {n} players)")
+    hands = [_card_list(h, f"hands[{i}]") for i, h in enumerate(hands_v)]
+    stock = _card_list(obj["stock"], "stock")
+    discard = _card_list(obj["discard"], "discard")
+    if not isinstance(obj["melds"], list):
+        raise _err("melds must be a list of melds (each a list of card texts)")
+    melds_c = [_card_list(m, f"melds[{i}]") for i, m in enumerate(obj["melds"])]
+
+    where: dict[int, str] = {}
+    places = [(f"hands[{i}]", h) for i, h in enumerate(hands)] + [("stock", stock), ("discard", discard)]
+    places += [(f"melds[{i}]", m) for i, m in enumerate(melds_c)]
+    for name, cards in places:
+        for c in cards:
+            if c in where:
+                raise _err(f"card {CARD_TEXT[c]} appears twice (in {where[c]} and {name})")
+            where[c] = name
+    if len(where) != NUM_CARDS:
+        lost = [CARD_TEXT[c] for c in range(NUM_CARDS) if c not in where]
+        raise _err(f"card(s) missing: {' '.join(lost)} (every one of the 52 cards must be placed once)")
+
+    melds = []
+    for i, cards in enumerate(melds_c):
+        try:
+            mid = meld_of_cards(mask_of(cards), rules.aces)
+        except ValueError as e:
+            raise _err(f"melds[{i}]: {e}") from None
+        melds.append(_meld_from_id(mid))
+
+    cur = _int(obj["current_player"], "current_player", 0, n - 1)
+    if obj["phase"] not in PHASES:
+        raise _err(f"phase must be 'draw' or 'play', got {obj['phase']!r}")
+    phase = PHASES.index(obj["phase"])
+    hand_over = obj.get("hand_over", False)
+    if not isinstance(hand_over, bool):
+        raise _err(f"hand_over must be true or false, got {hand_over!r}")
+
+    dfd = obj.get("drawn_from_discard")
+    f = -1
+    if dfd is not None:
+        try:
+            f = parse_card(dfd)
+        except ValueError as e:
+            raise _err(f"drawn_from_discard: {e}") from None
+        if phase == DRAW:
+            raise _err("drawn_from_discard must be null in the draw phase")
+        if where[f] != f"hands[{cur}]" and not where[f].startswith("melds"):
+            raise _err(f"drawn_from_discard {CARD_TEXT[f]} is in {where[f]}, not in the mover's hand or a meld")
+
+    k = rules.cards_dealt
+    melded = sum(len(m) for m in melds_c)
+    for i, h in enumerate(hands):
+        cap = k + (1 if i == cur and phase == PLAY else 0)
+        if len(h) > cap:
+            raise _err(f"hands[{i}] has {len(h)} cards; at most {cap} can occur ({k} dealt"
+                       + (", +1 drawn this turn)" if cap > k else ")"))
+        if not h and not hand_over:
+            raise _err(f"hands[{i}] is empty but the hand is not over")
+    expect = n * k - sum(len(h) for h in hands) + (1 if phase == PLAY else 0)
+    if melded != expect and not (hand_over and phase == PLAY and melded == expect - 1):
+        raise _err(f"{melded} cards are in melds, but hand sizes say {expect} were melded or laid off "
+                   f"({n} x {k} dealt, {sum(len(h) for h in hands)} in hands"
+                   + (", +1 drawn this turn)" if phase == PLAY else ")"))
+
+    s.hands = [mask_of(h) for h in hands]
+    s.stock = stock[::-1]
+    s.discard = discard
+    s.melds = melds
+    s.accept = _compute_accept(melds, rules.aces)
+    s.current, s.phase, s.drawn_from_discard = cur, phase, f
+    s.has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
+    mtt = obj.get("melded_this_turn", False)
+    if not isinstance(mtt, bool) or (mtt and phase == DRAW):
+        raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {mtt!r}")
+    s.melded_this_turn = mtt
+    s.recycles = _int(obj.get("recycles", 0), "recycles", 0, rules.max_recycles)
+    s.turn = _int(obj.get("turn", 0), "turn", 0, rules.max_turns if hand_over else rules.max_turns - 1)
+    sc = obj.get("scores", [0] * n)
+    if not isinstance(sc, list) or len(sc) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in sc):
+        raise _err(f"scores must be a list of {n} ints, got {sc!r}")
+    s.scores = list(sc)
+    s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
+    s.hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, None)
+    s.known = [0] * n
+    s.discards_by = [0] * n
+    for key, attr in (("known_cards", "known"), ("discards_by", "discards_by")):
+        v = obj.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, list) or len(v) != n:
+            raise _err(f"{key} must be a list of {n} card lists")
+        masks = [mask_of(_card_list(x, f"{key}[{i}]")) for i, x in enumerate(v)]
+        if key == "known_cards":
+            for i, m in enumerate(masks):
+                if m & ~s.hands[i]:
+                    raise _err(f"known_cards[{i}] lists cards that are not in hands[{i}]")
+        setattr(s, attr, masks)
+    s._legal = None
+    s.payoffs = [0] * n
+    s.hand_over = hand_over
+    s.result = None
+    s.match_over = False
+    s.match_winners = None
+    if hand_over:
+        res = obj.get("result")
+        if not isinstance(res, dict) or res.get("outcome") not in ("out", "dry", "stalled"):
+            raise _err("a position whose hand is over needs its 'result' with outcome out, dry or stalled")
+        r = {k2: res.get(k2) for k2 in ("outcome", "winner", "rummy", "points")}
+        if not isinstance(r["points"], list) or len(r["points"]) != n:
+            raise _err(f"result.points must be a list of {n} ints")
+        s.result = r
+        pay = res.get("payoffs", [0] * n)
+        s.payoffs = list(pay) if isinstance(pay, list) and len(pay) == n else [0] * n
+        s._legal = []
+        mw = obj.get("match_winners")
+        if mw is not None:
+            if not isinstance(mw, list) or not all(isinstance(x, int) and 0 <= x < n for x in mw) or not mw:
+                raise _err(f"match_winners must be a non-empty list of seats, got {mw!r}")
+            s.match_over, s.match_winners = True, list(mw)
+    else:
+        if "result" in obj or "match_winners" in obj:
+            raise _err("result and match_winners are only for a position whose hand is over")
+        if phase == DRAW:
+            if not discard:
+                raise _err("the discard pile is empty at a draw; that cannot occur (a discard ends every turn)")
+            if not stock and rules.dry_trigger == "on_empty":
+                raise _err("the stock is empty at a draw under dry_trigger 'on_empty'; "
+                           "the recycle or the dry end would already have happened")
+        else:
+            hand = s.hands[cur]
+            fbit = 0 if f < 0 else 1 << f
+            layoff_ok = rules.layoffs and bool(fbit & (s.accept[0] | s.accept[1] | s.accept[2]))
+            if not _finishable(hand, fbit, layoff_ok, rules.must_discard_to_go_out):
+                raise _err("the mover holds only the card taken from the discard pile and cannot finish the turn")
+    return s

@@ -1,0 +1,291 @@
+"""The PettingZoo AEC environment ``rummy_v0`` over the rules engine.
+
+Version history:
+    v0: first release. Observation layout ``observation.layout(n)``, action layout
+        ``actions.ACTION_RANGES`` (``Discrete(579)``).
+
+A turn is two phases: the draw (``draw stock`` / ``draw discard``), then the play
+phase (any number of melds and lay-offs, then a discard that ends the turn). The
+agent to move is ``agent_selection``; every other agent's action mask is all zeros.
+
+Rewards (``episode="hand"``, the default): zero at every step until the hand ends;
+then zero-sum: the seat that went out (or, for a dry or stalled hand scored by
+lowest deadwood, the seat that collects) gets the hand's points and each other
+seat minus what it paid, all times ``reward_scale``; a void hand pays 0. With
+``episode="match"`` hands are dealt until a total reaches the target and the
+reward, at the end only, is the match result: +1 win, -1 loss, and a split match
+shares ``n - k`` among its ``k`` winners (``(n - k) / k`` each), so it stays zero-sum.
+
+Terminal convention: when the hand (or match) ends every agent is terminated
+(never truncated; a stalled table is a rule of the game, RULES.md §6), and, as in
+PettingZoo, each must then be stepped with ``None``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import engine
+from .actions import NUM_ACTIONS, action_text
+from .cards import CARD_TEXT, cards_of, sort_key
+from .engine import GameState, IllegalActionError
+from .observation import Encoder, obs_size
+from .rules import Rules
+
+
+def make_rules(rules: str | Rules | dict = "classic", **overrides: Any) -> Rules:
+    """Rules from a preset name, a ``Rules`` or a STATE-style dict, with option overrides.
+
+    Raises:
+        ValueError: unknown preset, unknown option or a bad value.
+    """
+    if isinstance(rules, Rules):
+        return rules.replace(**overrides) if overrides else rules
+    if isinstance(rules, str):
+        return Rules.preset(rules, **overrides)
+    if isinstance(rules, dict):
+        base = Rules.from_json(rules)
+        return base.replace(**overrides) if overrides else base
+    raise ValueError(f"rules must be a preset name, a Rules or a dict of options, got {type(rules).__name__}")
+
+
+class raw_env(AECEnv):
+    """Straight Rummy as a PettingZoo AEC environment (no wrappers).
+
+    Args:
+        rules: a preset name (``classic``, ``turnover``, ``deadwood``, ``stalemate``,
+            ``practice``), a ``Rules``, or a dict of options.
+        render_mode: ``None``, ``"human"`` (prints) or ``"ansi"`` (returns text).
+        episode: ``"hand"`` (one hand per episode) or ``"match"`` (to the target).
+        reward_scale: multiplies hand rewards (points); match rewards are not scaled.
+        **rule_overrides: rule options applied on top of ``rules`` (e.g. ``num_players=4``).
+
+    Spaces: ``observation_space(a)`` is ``Dict(observation=Box(0, inf, (obs_size(n),),
+    float32), action_mask=Box(0, 1, (579,), int8))``; ``action_space(a)`` is
+    ``Discrete(579)``. Illegal actions raise ``IllegalActionError`` (a ``ValueError``)
+    and change nothing.
+
+    Raises:
+        ValueError: an unknown rules preset or option, render mode or episode kind.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "rummy_v0", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        rules: str | Rules | dict = "classic",
+        render_mode: str | None = None,
+        episode: str = "hand",
+        reward_scale: float = 1.0,
+        **rule_overrides: Any,
+    ) -> None:
+        super().__init__()
+        self.rules = make_rules(rules, **rule_overrides)
+        if render_mode not in (None, "human", "ansi"):
+            raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
+        if episode not in ("hand", "match"):
+            raise ValueError(f"episode must be 'hand' or 'match', got {episode!r}")
+        if not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool) or not reward_scale > 0:
+            raise ValueError(f"reward_scale must be a number > 0, got {reward_scale!r}")
+        self.render_mode = render_mode
+        self.episode = episode
+        self.reward_scale = float(reward_scale)
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self._encoder = Encoder(n)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low=0.0, high=np.inf, shape=(obs_size(n),), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        act_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self.state: GameState | None = None
+        self._seeder = np.random.default_rng()
+        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a hand from ``seed``, or start from ``options["state"]`` (API.md STATE).
+
+        Raises:
+            ValueError: the STATE is not a legal position (the message says why), or
+                its rules are for another player count than this env's.
+        """
+        if seed is not None:
+            self._seeder = np.random.default_rng(seed)
+        deal_seed = int(self._seeder.integers(2**63 - 1))
+        if options and "state" in options:
+            st = engine.from_json(options["state"], rules=self.rules, seed=deal_seed)
+            if st.rules.num_players != self.rules.num_players:
+                raise ValueError(
+                    f"the position is for {st.rules.num_players} players but this env has "
+                    f"{self.rules.num_players}; make the env with num_players={st.rules.num_players}"
+                )
+            if st.match_over or (st.hand_over and self.episode == "hand"):
+                raise ValueError("the position's hand is already over; give a position with a move to make")
+            if st.hand_over:
+                engine.next_hand(st)
+            self.rules = st.rules
+        else:
+            st = engine.new_game(self.rules, seed=deal_seed)
+        self.state = st
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {"scores": list(st.scores)} for a in self.agents}
+        self._cache = {}
+        self.agent_selection = self.possible_agents[st.current]
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action: int | None) -> None:
+        """Apply the selected agent's action (an id in ``0..578``).
+
+        Raises:
+            IllegalActionError (a ``ValueError``): the action is not legal; the
+                message names its text and the reason; nothing changes.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        st = self.state
+        if action is None:
+            raise IllegalActionError(f"{agent} is to move and must send an action id, not None")
+        engine.apply(st, action)
+        self._cache = {}
+        self._cumulative_rewards[agent] = 0.0
+        if st.hand_over:
+            self._hand_ended()
+        self.agent_selection = self.possible_agents[st.current]
+        if self.render_mode == "human":
+            self.render()
+
+    def _hand_ended(self) -> None:
+        st = self.state
+        info = {"scores": list(st.scores), "hand_result": dict(st.result, payoffs=list(st.payoffs))}
+        if st.match_over:
+            info["match_winners"] = list(st.match_winners)
+        for a in self.agents:
+            self.infos[a] = dict(info)
+        if self.episode == "hand":
+            pay = [p * self.reward_scale for p in st.payoffs]
+        elif st.match_over:
+            pay = engine.match_payoffs(st)
+        else:
+            engine.next_hand(st)
+            return
+        for i, a in enumerate(self.possible_agents):
+            self.rewards[a] = float(pay[i])
+            self.terminations[a] = True
+        self._accumulate_rewards()
+
+    # ------------------------------------------------------------------ observations
+    def _encoded(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        hit = self._cache.get(seat)
+        if hit is None:
+            st = self.state
+            obs = self._encoder.encode(st, seat)
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            if seat == st.current and not st.hand_over:
+                mask[engine.legal_actions(st)] = 1
+            hit = (obs, mask)
+            self._cache[seat] = hit
+        return hit
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 (obs_size(n),), "action_mask": int8 (579,)}`` for ``agent``;
+        fresh arrays the caller may keep."""
+        obs, mask = self._encoded(self.agent_name_mapping[agent])
+        return {"observation": obs.copy(), "action_mask": mask.copy()}
+
+    # ------------------------------------------------------------------ positions and text
+    def state_dict(self) -> dict[str, Any]:
+        """The current position in API.md's STATE form."""
+        return engine.to_json(self.state)
+
+    def action_text(self, action: int) -> str:
+        """The text of an action id, e.g. ``'meld 4H 5H 6H'``.
+
+        Raises:
+            ValueError: not an id in ``0..578``.
+        """
+        return action_text(action)
+
+    def action_id(self, text: str) -> int:
+        """The id of an action text (``layoff JC`` alone resolves to the one meld that takes it).
+
+        Raises:
+            ValueError: the text names no action.
+        """
+        return engine.action_id(self.state, text)
+
+    def legal_action_texts(self) -> list[str]:
+        """The texts of the legal actions of the agent to move."""
+        return [action_text(a) for a in engine.legal_actions(self.state)]
+
+    def legal_actions(self) -> list[int]:
+        """The ids of the legal actions of the agent to move (the mask's ones)."""
+        return list(engine.legal_actions(self.state))
+
+    # ------------------------------------------------------------------ rendering
+    def render(self) -> str | None:
+        """The table as text from the viewpoint of the agent to move (``ansi``) or printed (``human``)."""
+        if self.render_mode is None:
+            return None
+        text = render_text(self.state, self.state.current)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def render_text(st: GameState, viewer: int) -> str:
+    """A text picture of the table seen by ``viewer``: its hand, the melds, the upcard,
+    the stock size, hand sizes and scores (nobody else's cards)."""
+    def cards(cs: list[int]) -> str:
+        return " ".join(CARD_TEXT[c] for c in cs) or "-"
+
+    n = st.rules.num_players
+    lines = [f"hand {st.hand_number + 1}, turn {st.turn + 1}: player_{st.current} to "
+             + ("draw" if st.phase == engine.DRAW else "play")]
+    lines.append(f"stock: {len(st.stock)} cards   upcard: {CARD_TEXT[st.discard[-1]] if st.discard else '-'}"
+                 f"   recycles: {st.recycles}")
+    lines.append("melds: " + ("  |  ".join(cards(m.cards()) for m in st.melds) or "-"))
+    for q in range(n):
+        tag = "you" if q == viewer else f"{st.hands[q].bit_count()} cards"
+        lines.append(f"player_{q} ({tag}): score {st.scores[q]}")
+    lines.append(f"your hand (player_{viewer}): " + cards(sorted(cards_of(st.hands[viewer]), key=sort_key)))
+    if st.hand_over:
+        lines.append(f"hand over: {st.result}")
+    return "\n".join(lines)
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """``raw_env`` with PettingZoo's usual wrappers: an illegal action ends the episode
+    with -1 for the offender and 0 for the others (``TerminateIllegalWrapper``), actions
+    are bounds-checked, and the call order is enforced. Arguments as ``raw_env``."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e

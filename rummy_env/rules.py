@@ -1,0 +1,224 @@
+"""Rule options and the five presets (RULES.md §8 and §9).
+
+``Rules`` is a frozen dataclass whose fields are the options of RULES.md §8, plus
+``preset`` (the preset it was built from, or ``None``). Every value is checked on
+construction: an unknown or out-of-range value raises ``ValueError`` naming the
+field and the values it allows.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+BY_PLAYERS = "by_players"
+
+_CHOICES: dict[str, tuple] = {
+    "aces": ("low", "high", "either"),
+    "ace_points": (1, 11),
+    "scoring": ("winner_takes", "penalty"),
+    "recycle": ("shuffle", "turn_over"),
+    "dry_trigger": ("on_empty", "on_request"),
+    "dry_hand": ("void", "lowest_deadwood"),
+}
+_BOOLS = ("layoffs", "must_discard_to_go_out", "rummy_needs_no_discard")
+
+
+def default_hand_size(num_players: int) -> int:
+    """Cards dealt to each player (RULES.md §2): 2 -> 10, 3-4 -> 7, 5-6 -> 6."""
+    return 10 if num_players == 2 else 7 if num_players <= 4 else 6
+
+
+def default_target(num_players: int) -> int:
+    """Match target by player count (RULES.md §7): 2 -> 100, 3 -> 150, 4-6 -> 200."""
+    return 100 if num_players == 2 else 150 if num_players == 3 else 200
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One table's rules: every option of RULES.md §8 (defaults are ``classic``).
+
+    Fields:
+        num_players: 2-6.
+        hand_size: cards dealt to each player, or ``None`` for the count by
+            players (RULES.md §2); 1-12, and at most ``50 // num_players`` so an
+            upcard and a stock remain.
+        aces: ``"low"``, ``"high"`` or ``"either"`` (RULES.md §4).
+        ace_points: deadwood value of an ace, 1 or 11.
+        layoffs: whether cards may be laid off on table melds.
+        must_discard_to_go_out: the last card must be a discard (RULES.md §5).
+        rummy_multiplier: points multiplier for going rummy (1 switches it off).
+        rummy_needs_no_discard: going rummy only when the hand is emptied by
+            melds and lay-offs alone.
+        scoring: ``"winner_takes"`` or ``"penalty"`` (RULES.md §5).
+        recycle: ``"shuffle"`` or ``"turn_over"`` (RULES.md §6).
+        max_recycles: recycles allowed per hand, ``None`` = unlimited.
+        dry_trigger: ``"on_empty"`` or ``"on_request"`` (RULES.md §6).
+        dry_hand: scoring of a dry or stalled hand: ``"void"`` or ``"lowest_deadwood"``.
+        max_turns: turns per hand before the table is stalled (>= 1).
+        target: match target in points, ``None`` for a single hand, or
+            ``"by_players"`` (resolved on construction to 100 / 150 / 200, RULES.md §7).
+        preset: the preset name this was built from, or ``None``.
+
+    Raises:
+        ValueError: a field has a value outside the allowed ones (the message
+            names the field and the allowed values).
+    """
+
+    num_players: int = 2
+    hand_size: int | None = None
+    aces: str = "low"
+    ace_points: int = 1
+    layoffs: bool = True
+    must_discard_to_go_out: bool = False
+    rummy_multiplier: int = 2
+    rummy_needs_no_discard: bool = False
+    scoring: str = "winner_takes"
+    recycle: str = "shuffle"
+    max_recycles: int | None = 1
+    dry_trigger: str = "on_empty"
+    dry_hand: str = "void"
+    max_turns: int = 300
+    target: int | None | str = BY_PLAYERS
+    preset: str | None = field(default=None, compare=True)
+
+    def __post_init__(self) -> None:
+        n = self.num_players
+        if not _is_int(n) or not 2 <= n <= 6:
+            raise ValueError(f"num_players must be an int from 2 to 6, got {n!r}")
+        hs = self.hand_size
+        if hs is not None:
+            if not _is_int(hs) or not 1 <= hs <= 12:
+                raise ValueError(f"hand_size must be null (by players) or an int from 1 to 12, got {hs!r}")
+            if hs * n > 50:
+                raise ValueError(
+                    f"hand_size {hs} with {n} players deals {hs * n} cards, leaving no upcard and stock; "
+                    f"allowed hand_size for {n} players: 1 to {min(12, 50 // n)}"
+                )
+        for name, choices in _CHOICES.items():
+            v = getattr(self, name)
+            if v not in choices or isinstance(v, bool):
+                raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {v!r}")
+        for name in _BOOLS:
+            v = getattr(self, name)
+            if not isinstance(v, bool):
+                raise ValueError(f"{name} must be true or false, got {v!r}")
+        if not _is_int(self.rummy_multiplier) or self.rummy_multiplier < 1:
+            raise ValueError(f"rummy_multiplier must be an int >= 1, got {self.rummy_multiplier!r}")
+        mr = self.max_recycles
+        if mr is not None and (not _is_int(mr) or mr < 0):
+            raise ValueError(f"max_recycles must be null (unlimited) or an int >= 0, got {mr!r}")
+        if not _is_int(self.max_turns) or self.max_turns < 1:
+            raise ValueError(f"max_turns must be an int >= 1, got {self.max_turns!r}")
+        t = self.target
+        if t == BY_PLAYERS:
+            object.__setattr__(self, "target", default_target(n))
+        elif t is not None and (not _is_int(t) or t < 1):
+            raise ValueError(f"target must be null (a single hand), 'by_players' or an int >= 1, got {t!r}")
+        if self.preset is not None and self.preset not in PRESET_OPTIONS:
+            raise ValueError(f"preset must be one of {', '.join(PRESET_OPTIONS)} or null, got {self.preset!r}")
+
+    @property
+    def cards_dealt(self) -> int:
+        """Cards dealt to each player: ``hand_size`` or the count by players (RULES.md §2)."""
+        return self.hand_size if self.hand_size is not None else default_hand_size(self.num_players)
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> "Rules":
+        """Build preset ``name`` (RULES.md §9) with option ``overrides``.
+
+        Raises:
+            ValueError: unknown preset, unknown field, an out-of-range value, or a
+                ``num_players`` outside the preset's range (the message names the
+                presets that allow that count).
+        """
+        if name not in PRESET_OPTIONS:
+            raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(PRESET_OPTIONS)}")
+        allowed = set(OPTION_NAMES)
+        for k in overrides:
+            if k not in allowed:
+                raise ValueError(f"unknown rule option {k!r}; options: {', '.join(OPTION_NAMES)}")
+        opts = dict(PRESET_OPTIONS[name])
+        lo, hi = PRESET_PLAYERS[name]
+        n = overrides.get("num_players", lo)
+        if _is_int(n) and not lo <= n <= hi:
+            ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
+            raise ValueError(
+                f"preset {name!r} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
+                f"{', '.join(ok) if ok else 'none'}"
+            )
+        opts["num_players"] = n
+        opts.update(overrides)
+        return cls(**opts, preset=name)
+
+    @classmethod
+    def from_json(cls, spec: Any) -> "Rules":
+        """Rules from the STATE form (API.md): a preset name, or an object of option
+        fields, optionally with ``"preset"`` naming the base preset.
+
+        Raises:
+            ValueError: unknown preset or field, or a bad value.
+        """
+        if isinstance(spec, Rules):
+            return spec
+        if isinstance(spec, str):
+            return cls.preset(spec)
+        if isinstance(spec, Mapping):
+            d = dict(spec)
+            base = d.pop("preset", None)
+            if base is not None:
+                return cls.preset(base, **d)
+            for k in d:
+                if k not in OPTION_NAMES:
+                    raise ValueError(f"unknown rule option {k!r}; options: {', '.join(OPTION_NAMES)}")
+            return cls(**d)
+        raise ValueError(f"rules must be a preset name or an object of options, got {type(spec).__name__}")
+
+    def to_json(self) -> str | dict:
+        """The STATE form: the preset name when the rules are exactly a preset,
+        else ``{"preset": name, <changed fields>}`` or, with no preset, every field."""
+        opts = self.options()
+        if self.preset is not None:
+            base = Rules.preset(self.preset, num_players=self.num_players).options()
+            diff = {k: v for k, v in opts.items() if base[k] != v}
+            if not diff:
+                return self.preset
+            if "num_players" not in diff and self.num_players != PRESET_PLAYERS[self.preset][0]:
+                diff["num_players"] = self.num_players
+            return {"preset": self.preset, **diff}
+        return opts
+
+    def options(self) -> dict[str, Any]:
+        """Every option field (RULES.md §8) as a plain dict (``preset`` excluded)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "preset"}
+
+    def replace(self, **changes: Any) -> "Rules":
+        """A copy with some options changed (validated like the constructor)."""
+        return dataclasses.replace(self, **changes)
+
+
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules) if f.name != "preset")
+
+# Each preset: its options (everything else at the default) and its player range.
+PRESET_OPTIONS: dict[str, dict[str, Any]] = {
+    "classic": dict(target=100),
+    "turnover": dict(recycle="turn_over", max_recycles=None, target=BY_PLAYERS),
+    "deadwood": dict(
+        target=250, rummy_multiplier=1, recycle="turn_over", max_recycles=None, dry_hand="lowest_deadwood"
+    ),
+    "stalemate": dict(target=BY_PLAYERS),
+    "practice": dict(target=None, rummy_multiplier=1, dry_trigger="on_request"),
+}
+PRESET_PLAYERS: dict[str, tuple[int, int]] = {
+    "classic": (2, 2),
+    "turnover": (2, 6),
+    "deadwood": (2, 6),
+    "stalemate": (2, 4),
+    "practice": (2, 2),
+}
+
+PRESETS: dict[str, Rules] = {name: Rules.preset(name) for name in PRESET_OPTIONS}
