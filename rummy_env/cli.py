@@ -1,0 +1,56 @@
+"""The ``rummy`` command: ``train``, ``eval``, ``export``, ``serve``, ``play``, ``bench``.
+
+Each sub-command lives in its own module, which exposes ``add_arguments(parser)``
+and ``main(args) -> int``; modules are imported only when their command runs, so
+``rummy --help`` starts fast and needs no torch.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("train.cli", "self-play MaskablePPO training (the main job)"),
+    "eval": ("eval.cli", "a duplicate-deal tournament between agents, with intervals and ratings"),
+    "export": ("train.export", "export a trained policy to policy.onnx + spec.json"),
+    "serve": ("agents.serve", "serve an exported policy over HTTP on 127.0.0.1"),
+    "play": ("agents.play", "play against an agent in the terminal"),
+    "bench": ("eval.bench", "speed benchmarks of the env and of training"),
+}
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rummy", description="Straight Rummy for reinforcement learning.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = None
+    if argv:
+        wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == wanted:
+            importlib.import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``rummy`` console script; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        return int(module.main(args) or 0)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except ValueError as e:
+        print(f"rummy {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
