@@ -87,6 +87,9 @@ class Rules:
     preset: str | None = field(default=None, compare=True)
 
     def __post_init__(self) -> None:
+        if getattr(self.preset, "__func__", None) is Rules.preset.__func__:
+            # the classmethod ``preset`` below shadows the field's default (None)
+            object.__setattr__(self, "preset", None)
         n = self.num_players
         if not _is_int(n) or not 2 <= n <= 6:
             raise ValueError(f"num_players must be an int from 2 to 6, got {n!r}")
@@ -185,10 +188,10 @@ class Rules:
         if self.preset is not None:
             base = Rules.preset(self.preset, num_players=self.num_players).options()
             diff = {k: v for k, v in opts.items() if base[k] != v}
-            if not diff:
-                return self.preset
             if "num_players" not in diff and self.num_players != PRESET_PLAYERS[self.preset][0]:
                 diff["num_players"] = self.num_players
+            if not diff:
+                return self.preset
             return {"preset": self.preset, **diff}
         return opts
 
