@@ -1,0 +1,69 @@
+"""Shared helpers for the engine tests: build full 52-card positions by hand.
+
+``position(...)`` takes the interesting cards of a position (hands, discard pile,
+melds, optionally the stock) and places every other card in the stock, so a test
+only lists what it is about. Expected values in the tests are computed by hand
+from RULES.md, never read back from the engine.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rummy_env import engine
+from rummy_env.cards import CARD_TEXT, parse_card
+
+ALL_CARDS = list(CARD_TEXT)
+
+
+def position(
+    rules: Any,
+    hands: list[list[str]],
+    discard: list[str],
+    melds: list[list[str]] = (),
+    stock: list[str] | None = None,
+    current: int = 0,
+    phase: str = "draw",
+    **extra: Any,
+) -> engine.GameState:
+    """A position from STATE JSON; with ``stock=None`` every unplaced card goes to
+    the stock (in deck order, top first)."""
+    placed = {parse_card(c) for h in hands for c in h} | {parse_card(c) for c in discard}
+    placed |= {parse_card(c) for m in melds for c in m}
+    if stock is None:
+        stock = [c for c in ALL_CARDS if parse_card(c) not in placed]
+    obj = {
+        "rules": rules,
+        "hands": [list(h) for h in hands],
+        "stock": list(stock),
+        "discard": list(discard),
+        "melds": [list(m) for m in melds],
+        "current_player": current,
+        "phase": phase,
+    }
+    obj.update(extra)
+    return engine.from_json(obj)
+
+
+def rest_of_deck(*used: list[str]) -> list[str]:
+    """Every card not in the given lists, in deck order."""
+    taken = {parse_card(c) for group in used for c in group}
+    return [c for c in ALL_CARDS if parse_card(c) not in taken]
+
+
+def play(state: engine.GameState, *texts: str) -> engine.GameState:
+    """Apply actions by text, each of which must be listed as legal first."""
+    for t in texts:
+        a = engine.action_id(state, t)
+        assert a in engine.legal_actions(state), f"{t!r} not legal; legal: {legal_texts(state)}"
+        engine.apply(state, a)
+    return state
+
+
+def legal_texts(state: engine.GameState) -> list[str]:
+    from rummy_env.actions import action_text
+
+    return [action_text(a) for a in engine.legal_actions(state)]
+
+
+def hand_text(state: engine.GameState, seat: int) -> set[str]:
+    return set(engine.to_json(state)["hands"][seat])
