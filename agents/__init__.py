@@ -1,0 +1,93 @@
+"""Agents that play rummy_v0 from an observation and an action mask (API.md "Agents").
+
+``make_agent(name, seed=None)`` builds one by name:
+
+| name | agent |
+| --- | --- |
+| ``random`` | uniformly random legal action |
+| ``greedy`` | takes only usable upcards, melds and lays off all, discards high |
+| ``heuristic`` | the rule texts' strategy (``agents.scripted.HeuristicAgent``) |
+| ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
+| ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
+| ``onnx:DIR`` | an exported policy (``agents.onnx_agent.OnnxAgent``) |
+
+Every agent has ``act(observation, action_mask) -> int`` and ``seed(seed)``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .scripted import GreedyAgent, HeuristicAgent, RandomAgent
+from .view import PlayerView
+
+AGENT_NAMES = ("random", "greedy", "heuristic", "pretrained", "ppo:PATH", "onnx:DIR")
+PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
+
+_SCRIPTED = {"random": RandomAgent, "greedy": GreedyAgent, "heuristic": HeuristicAgent}
+
+
+def _allowed() -> str:
+    return "allowed names: " + ", ".join(AGENT_NAMES)
+
+
+def make_agent(name: str, seed: int | None = None) -> Any:
+    """Build an agent by name (see the module table).
+
+    Args:
+        name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"pretrained"``,
+            ``"ppo:PATH"`` or ``"onnx:DIR"``.
+        seed: seeds the agent (scripted agents are deterministic given it).
+
+    Returns:
+        an object with ``act(observation, action_mask) -> int`` and ``seed(seed)``.
+
+    Raises:
+        ValueError: an unknown name (the message lists the allowed ones), or a
+            missing or corrupt policy file (the message names it).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"agent name must be a non-empty string, got {name!r}; {_allowed()}")
+    key = name.strip()
+    low = key.lower()
+    if low in _SCRIPTED:
+        return _SCRIPTED[low](seed)
+    if low == "pretrained":
+        if not os.path.isfile(PRETRAINED_PATH):
+            raise ValueError(f"agent 'pretrained': the shipped policy {PRETRAINED_PATH} is missing; "
+                             f"train one or use 'ppo:PATH'; {_allowed()}")
+        return _load_ppo(PRETRAINED_PATH, seed, name)
+    if low.startswith("ppo:"):
+        path = key[4:]
+        if not path:
+            raise ValueError(f"agent {name!r}: 'ppo:' needs a path to an SB3 zip; {_allowed()}")
+        return _load_ppo(path, seed, name)
+    if low.startswith("onnx:"):
+        path = key[5:]
+        if not path:
+            raise ValueError(f"agent {name!r}: 'onnx:' needs the directory of an exported policy; {_allowed()}")
+        if not os.path.exists(path):
+            raise ValueError(f"agent {name!r}: {path!r} does not exist; {_allowed()}")
+        try:
+            from .onnx_agent import OnnxAgent
+        except ImportError as e:
+            raise ValueError(f"agent {name!r}: the ONNX agent is not available ({e}); {_allowed()}") from None
+        try:
+            return OnnxAgent(path, seed=seed)
+        except ValueError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a corrupt export: report it as ValueError
+            raise ValueError(f"agent {name!r}: cannot load the exported policy in {path!r}: {e}") from None
+    raise ValueError(f"unknown agent {name!r}; {_allowed()}")
+
+
+def _load_ppo(path: str, seed: int | None, name: str) -> Any:
+    from .ppo_agent import PPOAgent
+
+    try:
+        return PPOAgent(path, seed=seed)
+    except ValueError as e:
+        raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
+
+
+__all__ = ["make_agent", "AGENT_NAMES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]

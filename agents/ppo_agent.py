@@ -1,0 +1,102 @@
+"""An agent from a policy saved by Stable-Baselines3 (``MaskablePPO`` or ``PPO`` zip).
+
+torch and SB3 are imported only when a ``PPOAgent`` is built, so the scripted agents
+and ``make_agent`` stay light.
+"""
+from __future__ import annotations
+
+import os
+import zipfile
+
+import numpy as np
+
+
+class PPOAgent:
+    """Acts greedily with a saved SB3 policy: the most probable legal action.
+
+    The policy's action logits are computed for the observation, every masked-out
+    action is set to ``-inf``, and the arg-max is returned (ties: lowest id), so the
+    agent is deterministic and ``seed`` has no effect.
+
+    Args:
+        path: an SB3 ``.zip`` saved by ``MaskablePPO.save`` (sb3-contrib) or ``PPO.save``.
+        seed: accepted for the agent protocol; unused.
+
+    Raises:
+        ValueError: the file is missing, is not an SB3 zip, or its policy has no
+            discrete action distribution.
+    """
+
+    name = "ppo"
+
+    def __init__(self, path: str, seed: int | None = None) -> None:
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"policy file not found: {path!r} (expected an SB3 .zip saved by MaskablePPO or PPO)")
+        if not zipfile.is_zipfile(path):
+            raise ValueError(f"{path!r} is not an SB3 policy zip (corrupt or another format)")
+        import torch
+
+        model = None
+        errors = []
+        try:
+            from sb3_contrib import MaskablePPO
+
+            model = MaskablePPO.load(path, device="cpu")
+        except Exception as e:  # noqa: BLE001 - a PPO zip fails here; try the next loader
+            errors.append(f"MaskablePPO: {e}")
+        if model is None:
+            try:
+                from stable_baselines3 import PPO
+
+                model = PPO.load(path, device="cpu")
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"PPO: {e}")
+        if model is None:
+            raise ValueError(f"cannot load {path!r} as a MaskablePPO or PPO zip: {'; '.join(errors)}")
+        self.path = path
+        self.policy = model.policy
+        self.policy.set_training_mode(False)
+        self._torch = torch
+        shape = getattr(model.observation_space, "shape", None)
+        self.obs_shape = tuple(shape) if shape is not None else None
+        n_act = getattr(model.action_space, "n", None)
+        if n_act is None:
+            raise ValueError(f"{path!r}: the policy's action space is not Discrete")
+        self.n_actions = int(n_act)
+
+    def seed(self, seed: int | None = None) -> None:
+        """No effect: greedy play is deterministic."""
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        """The policy's action logits for one observation: float32 ``(n_actions,)``."""
+        torch = self._torch
+        obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
+        with torch.no_grad():
+            t = torch.as_tensor(obs)
+            dist = self.policy.get_distribution(t)
+            d = getattr(dist, "distribution", None)
+            if d is None or not hasattr(d, "logits"):
+                raise ValueError(f"{self.path!r}: the policy has no categorical action distribution")
+            return d.logits[0].cpu().numpy().astype(np.float32)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The legal action with the highest logit.
+
+        Args:
+            observation: float32 ``(obs_size(n),)``; must match the policy's input size.
+            action_mask: int8 ``(579,)``, 1 = legal.
+
+        Raises:
+            ValueError: the observation does not fit the policy, or no action is legal.
+        """
+        obs = np.asarray(observation, dtype=np.float32)
+        if self.obs_shape is not None and obs.shape != self.obs_shape:
+            raise ValueError(f"observation shape {obs.shape} does not fit the policy's {self.obs_shape} "
+                             "(trained for another player count?)")
+        mask = np.asarray(action_mask).astype(bool)
+        if not mask.any():
+            raise ValueError("no legal action in the mask: this seat is not to move")
+        lg = self.logits(obs)
+        lg = np.where(mask[: lg.shape[0]], lg, -np.inf)
+        return int(np.argmax(lg))
