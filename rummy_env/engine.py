@@ -299,18 +299,13 @@ def legal_actions(state: GameState) -> list[int]:
             c = low.bit_length() - 1
             h ^= low
             rest = hand & ~low
-            if rest & ~fbit:
-                ok = True
-            else:
-                ok = _finishable(rest, fbit, bool(fbit & _accept_after_layoff(state, c)), must)
-            if ok:
-                b = LAYOFF_BASE + 3 * c
-                if acc_set & low:
-                    out.append(b)
-                if acc_low & low:
-                    out.append(b + 1)
-                if acc_high & low:
-                    out.append(b + 2)
+            b = LAYOFF_BASE + 3 * c
+            for end, acc in enumerate((acc_set, acc_low, acc_high)):
+                # each end separately: which end the card goes to decides what the
+                # table takes next (e.g. the taken discard may fit only after it)
+                if acc & low and (rest & ~fbit or _finishable(
+                        rest, fbit, bool(fbit & _accept_after_layoff(state, c, end)), must)):
+                    out.append(b + end)
     out.sort()
     state._legal = out
     return out
@@ -325,20 +320,12 @@ def _takes_after_meld(state: GameState, mid: int, card: int) -> bool:
     return bool((a | b | c) >> card & 1)
 
 
-def _accept_after_layoff(state: GameState, card: int) -> int:
-    """Union of the table's accept masks after laying ``card`` off (first legal end)."""
+def _accept_after_layoff(state: GameState, card: int, end: int) -> int:
+    """Union of the table's accept masks after laying ``card`` off at ``end``."""
     trial = [m.copy() for m in state.melds]
-    _do_layoff(trial, card, _first_end(state, card))
+    _do_layoff(trial, card, end)
     a, b, c = _compute_accept(trial, state.rules.aces)
     return a | b | c
-
-
-def _first_end(state: GameState, card: int) -> int:
-    acc = state.accept
-    for end in range(3):
-        if acc[end] >> card & 1:
-            return end
-    raise AssertionError("card not accepted")  # callers check acceptance first
 
 
 def _meld_from_id(mid: int) -> Meld:
