@@ -23,14 +23,15 @@ def position(
     stock: list[str] | None = None,
     current: int = 0,
     phase: str = "draw",
+    stock_top: list[str] = (),
     **extra: Any,
 ) -> engine.GameState:
-    """A position from STATE JSON; with ``stock=None`` every unplaced card goes to
-    the stock (in deck order, top first)."""
+    """A position from STATE JSON; with ``stock=None`` the stock is ``stock_top``
+    (top first) followed by every unplaced card in deck order (AC 2C ... KC AD ...)."""
     placed = {parse_card(c) for h in hands for c in h} | {parse_card(c) for c in discard}
-    placed |= {parse_card(c) for m in melds for c in m}
+    placed |= {parse_card(c) for m in melds for c in m} | {parse_card(c) for c in stock_top}
     if stock is None:
-        stock = [c for c in ALL_CARDS if parse_card(c) not in placed]
+        stock = list(stock_top) + [c for c in ALL_CARDS if parse_card(c) not in placed]
     obj = {
         "rules": rules,
         "hands": [list(h) for h in hands],
@@ -67,3 +68,15 @@ def legal_texts(state: engine.GameState) -> list[str]:
 
 def hand_text(state: engine.GameState, seat: int) -> set[str]:
     return set(engine.to_json(state)["hands"][seat])
+
+
+def table(preset: str, hands: list[list[str]], discard: list[str], melds: list[list[str]] = (),
+          phase: str = "draw", over: dict | None = None, **kw: Any) -> engine.GameState:
+    """Like ``position`` but on preset ``preset`` with ``hand_size`` chosen so the hand
+    sizes add up: n x hand_size = cards in hands + cards in melds (- 1 in the play phase)."""
+    n = len(hands)
+    total = sum(len(h) for h in hands) + sum(len(m) for m in melds) - (1 if phase == "play" else 0)
+    if total % n:
+        raise AssertionError(f"hand sizes cannot add up: {total} cards for {n} players")
+    rules = {"preset": preset, "num_players": n, "hand_size": total // n, **(over or {})}
+    return position(rules, hands, discard, melds, phase=phase, **kw)
