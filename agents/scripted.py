@@ -346,8 +346,8 @@ class HeuristicAgent(_Scripted):
     name = "heuristic"
 
     # weights of the discard score (points are the unit)
-    W_OUT = 3.0
-    W_WEAK = 0.75
+    W_OUT = 8.0
+    W_WEAK = 2.0
     W_ACC = 12.0
     W_KNOWN_RANK = 5.0
     W_KNOWN_NEAR = 4.0
@@ -356,6 +356,7 @@ class HeuristicAgent(_Scripted):
     W_NEAR_TABLE = 1.5
     LATE_STOCK = 10
     LATE_WEIGHT = 2.0
+    HOLD_FOR_RUMMY = True
 
     def _take_upcard(self, v: PlayerView) -> bool:
         u = v.upcard
@@ -392,7 +393,7 @@ class HeuristicAgent(_Scripted):
         nu = unplaced.bit_count()
 
         hold = False
-        if not v.has_melded and v.rummy_multiplier > 1 and (pm or placed):
+        if self.HOLD_FOR_RUMMY and not v.has_melded and v.rummy_multiplier > 1 and (pm or placed):
             go_now = (nu == 0 and not v.must_discard) or (nu == 1 and not unplaced & fbit)
             if not go_now:
                 need = 0 if v.rummy_needs_no_discard else 1
