@@ -343,12 +343,14 @@ def _do_layoff(melds: list[Meld], card: int, end: int) -> None:
         elif m.kind != SET and m.key == suit:
             if end == 1 and m.lo - 1 == rank:
                 m.lo -= 1
-                m.mask |= bit
-                return
-            if end == 2 and (m.hi + 1) % 13 == rank and m.hi + 1 <= 13 and not m.mask & bit:
+            elif end == 2 and (m.hi + 1) % 13 == rank and m.hi + 1 <= 13 and not m.mask & bit:
                 m.hi += 1
-                m.mask |= bit
-                return
+            else:
+                continue
+            m.mask |= bit
+            if m.hi - m.lo == 12:  # the full suit has one form, A..K (as in the catalogue)
+                m.lo, m.hi = 0, 12
+            return
     raise AssertionError("no meld takes the card")  # guarded by legality
 
 
