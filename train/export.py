@@ -1,0 +1,355 @@
+"""``rummy export SOURCE --out DIR``: a trained policy as ``policy.onnx`` + ``spec.json``.
+
+SOURCE is an SB3 zip (``MaskablePPO``, or ``PPO`` trained on the same spaces) or
+``pretrained`` (the policy shipped at ``agents/pretrained/policy.zip``).
+
+``policy.onnx`` (opset 18, one dynamic ``batch`` axis):
+
+=================  =========  =================  ==============================================
+name               dtype      shape              meaning
+=================  =========  =================  ==============================================
+``observation``    float32    [batch, obs_dim]   the env's ``"observation"`` vector (``spec["observation"]``)
+``action_mask``    int8       [batch, 579]       the env's ``"action_mask"``: 1 = legal, 0 = illegal
+``masked_logits``  float32    [batch, 579]       the policy's logits; illegal actions set to ``MASK_FILL`` (-1e9)
+``action``         int64      [batch]            argmax of ``masked_logits``: the greedy legal action
+=================  =========  =================  ==============================================
+
+The mask is applied inside the graph, so ``softmax(masked_logits)`` gives illegal
+actions probability exactly 0 (``exp(-1e9 - max)`` underflows to 0 in float32). The
+logits are those of SB3's ``policy.action_net(mlp_extractor.policy_net(features))``,
+the network SB3's ``docs/guide/export.md`` exports. A row whose mask is all zeros
+(no seat to move) has no meaning: every logit is ``MASK_FILL`` and ``action`` is 0.
+
+``spec.json`` describes everything a frontend in another language needs: the env
+version, the rules the policy was trained on, the observation layout (every named
+piece with offset, shape and meaning), the card numbering, the action table
+(id -> action text) and the graph's inputs and outputs (see ``build_spec``).
+
+The rules come from a ``rummy_config.json`` with key ``"rules"`` that the trainer
+saves in the zip's directory (or inside the zip); without one, ``classic`` is
+assumed and ``spec["rules"]["source"]`` says so.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from rummy_env import Rules, __version__ as ENV_PACKAGE_VERSION
+from rummy_env.actions import ACTION_RANGES, ACTION_TEXTS, NUM_ACTIONS
+from rummy_env.cards import CARD_TEXT
+from rummy_env.env import make_rules
+from rummy_env.observation import layout, obs_size
+
+ENV_VERSION = "rummy_v0"
+SPEC_FORMAT = 1
+OPSET = 18
+MASK_FILL = -1e9
+CONFIG_NAME = "rummy_config.json"
+PRETRAINED_ZIP = Path(__file__).resolve().parent.parent / "agents" / "pretrained" / "policy.zip"
+
+INPUTS = (
+    {"name": "observation", "dtype": "float32", "shape": ["batch", "obs_dim"],
+     "meaning": "the env's observation vector (layout in 'observation')"},
+    {"name": "action_mask", "dtype": "int8", "shape": ["batch", NUM_ACTIONS],
+     "meaning": "the env's action mask: 1 = legal, 0 = illegal"},
+)
+OUTPUTS = (
+    {"name": "masked_logits", "dtype": "float32", "shape": ["batch", NUM_ACTIONS],
+     "meaning": f"policy logits; illegal actions are {MASK_FILL:g} so softmax gives them probability 0"},
+    {"name": "action", "dtype": "int64", "shape": ["batch"],
+     "meaning": "argmax of masked_logits: the greedy legal action id (first index on ties)"},
+)
+
+
+# ---------------------------------------------------------------------------- sources
+
+def resolve_source(source: str | os.PathLike) -> Path:
+    """The zip path named by SOURCE (``"pretrained"`` or a path).
+
+    Raises:
+        ValueError: ``pretrained`` is not shipped, the path does not exist, or it is a
+            directory (RLlib checkpoints are not exported by this command).
+    """
+    if str(source) == "pretrained":
+        if not PRETRAINED_ZIP.is_file():
+            raise ValueError(
+                f"no pretrained policy is shipped: {PRETRAINED_ZIP} does not exist; "
+                "train one with `rummy train` and export its zip instead"
+            )
+        return PRETRAINED_ZIP
+    p = Path(source)
+    if not p.exists():
+        raise ValueError(f"policy zip {p} does not exist")
+    if p.is_dir():
+        raise ValueError(
+            f"{p} is a directory; give an SB3 zip (RLlib checkpoints are not exported by `rummy export` yet)"
+        )
+    return p
+
+
+def load_model(path: str | os.PathLike) -> Any:
+    """Load an SB3 ``MaskablePPO`` (or ``PPO``) zip on the CPU.
+
+    Raises:
+        ValueError: the file is missing, is not a zip (corrupt), or SB3 cannot load it.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"policy zip {p} does not exist")
+    if not zipfile.is_zipfile(p):
+        raise ValueError(f"{p} is not an SB3 zip (not a zip archive: corrupt or another format)")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    errors = []
+    for cls in (MaskablePPO, PPO):
+        try:
+            return cls.load(str(p), device="cpu")
+        except Exception as e:  # noqa: BLE001 - SB3 raises many kinds on a bad file
+            errors.append(f"{cls.__name__}: {type(e).__name__}: {e}")
+    raise ValueError(f"cannot load {p} as an SB3 MaskablePPO or PPO zip ({'; '.join(errors)})")
+
+
+def find_rules(zip_path: str | os.PathLike | None) -> tuple[Rules, str]:
+    """The rules a zip was trained on, and where they were read from.
+
+    Looks for ``rummy_config.json`` (key ``"rules"``: a preset name or an object of
+    options, as in STATE) in the zip's directory, then inside the zip archive. Falls
+    back to ``classic`` and says so.
+
+    Raises:
+        ValueError: a ``rummy_config.json`` exists but is not JSON, lacks ``"rules"``,
+            or names unknown rules.
+    """
+    if zip_path is not None:
+        p = Path(zip_path)
+        cfg = p.parent / CONFIG_NAME
+        text, where = None, None
+        if cfg.is_file():
+            text, where = cfg.read_text(encoding="utf-8"), str(cfg)
+        elif zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as z:
+                names = [n for n in z.namelist() if n.rsplit("/", 1)[-1] == CONFIG_NAME]
+                if names:
+                    text, where = z.read(names[0]).decode("utf-8"), f"{p}:{names[0]}"
+        if text is not None:
+            try:
+                cfg_obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where} is not valid JSON: {e}") from None
+            if not isinstance(cfg_obj, dict) or "rules" not in cfg_obj:
+                raise ValueError(f"{where} has no 'rules' key")
+            try:
+                return make_rules(cfg_obj["rules"]), where
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"{where}: bad rules: {e}") from None
+    return Rules.preset("classic"), f"default: no {CONFIG_NAME} found beside the policy; assumed classic"
+
+
+# ---------------------------------------------------------------------------- the graph
+
+def _onnx_module(policy: Any) -> Any:
+    """A ``torch.nn.Module`` ``(observation, action_mask) -> (masked_logits, action)``
+    over the SB3 policy's actor (features extractor, policy MLP, action head)."""
+    import torch
+
+    class OnnxablePolicy(torch.nn.Module):
+        def __init__(self, policy: Any) -> None:
+            super().__init__()
+            self.features_extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
+            self.policy_net = policy.mlp_extractor.policy_net
+            self.action_net = policy.action_net
+
+        def forward(self, observation: torch.Tensor, action_mask: torch.Tensor):
+            logits = self.action_net(self.policy_net(self.features_extractor(observation.float())))
+            masked = torch.where(action_mask != 0, logits, torch.full_like(logits, MASK_FILL))
+            return masked, torch.argmax(masked, dim=1)
+
+    return OnnxablePolicy(policy).eval()
+
+
+def torch_masked_logits(model: Any, observations: Any, masks: Any) -> tuple[Any, Any]:
+    """Reference computation in torch: ``(masked_logits float32 [B, 579], action int64 [B])``
+    for numpy ``observations`` ``[B, obs_dim]`` and ``masks`` ``[B, 579]``."""
+    import numpy as np
+    import torch
+
+    mod = _onnx_module(model.policy)
+    with torch.no_grad():
+        ml, a = mod(torch.as_tensor(np.asarray(observations, dtype=np.float32)),
+                    torch.as_tensor(np.asarray(masks, dtype=np.int8)))
+    return ml.numpy(), a.numpy()
+
+
+def _export_onnx(policy: Any, obs_dim: int, path: Path) -> None:
+    import contextlib
+    import io
+    import logging
+    import warnings
+
+    import onnx
+    import torch
+
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)  # e.g. "torchvision is not installed"
+    mod = _onnx_module(policy)
+    obs = torch.zeros(2, obs_dim, dtype=torch.float32)
+    mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
+    batch = torch.export.Dim("batch", min=1)
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            mod, (obs, mask), str(path),
+            input_names=["observation", "action_mask"],
+            output_names=["masked_logits", "action"],
+            dynamic_shapes={"observation": {0: batch}, "action_mask": {0: batch}},
+            opset_version=OPSET, dynamo=True, external_data=False, verbose=False,
+        )
+    m = onnx.load(str(path))
+    onnx.checker.check_model(m)
+    # name the batch axis "batch" on every input and output
+    for v in list(m.graph.input) + list(m.graph.output):
+        d0 = v.type.tensor_type.shape.dim[0]
+        if not d0.HasField("dim_value"):
+            d0.dim_param = "batch"
+    onnx.save(m, str(path))
+
+
+# ---------------------------------------------------------------------------- spec.json
+
+def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> dict[str, Any]:
+    """The ``spec.json`` contents for a policy trained on ``rules``.
+
+    Keys: ``format``, ``env`` (``"rummy_v0"``), ``env_package_version``, ``source``,
+    ``rules`` (``preset``, ``json`` (the STATE form), ``options``, ``num_players``,
+    ``source``), ``observation`` (``dtype``, ``size``, ``pieces``: ``name``, ``offset``,
+    ``shape``, ``meaning``), ``cards`` (card number -> text), ``actions``
+    (``num_actions``, ``ranges``, ``table``: ``{"id", "text"}`` for every id),
+    ``inputs`` / ``outputs`` (``name``, ``dtype``, ``shape``, ``meaning``),
+    ``mask_fill`` and ``opset``.
+    """
+    n = rules.num_players
+    return {
+        "format": SPEC_FORMAT,
+        "env": ENV_VERSION,
+        "env_package_version": ENV_PACKAGE_VERSION,
+        "source": source,
+        "rules": {
+            "preset": rules.preset,
+            "json": rules.to_json(),
+            "options": rules.options(),
+            "num_players": n,
+            "source": rules_source,
+        },
+        "observation": {
+            "dtype": "float32",
+            "size": obs_dim,
+            "seen_from": "the seat to move; oppK_* pieces describe the seat K places after it in turn order",
+            "pieces": [
+                {"name": name, "offset": off, "shape": [size], "meaning": meaning}
+                for name, off, size, meaning in layout(n)
+            ],
+        },
+        "cards": {
+            "numbering": "card = 13 * suit + rank; suits C D H S = 0..3, ranks A 2 3 4 5 6 7 8 9 T J Q K = 0..12",
+            "texts": list(CARD_TEXT),
+        },
+        "actions": {
+            "num_actions": NUM_ACTIONS,
+            "ranges": [{"name": nm, "first": first, "count": cnt, "meaning": meaning}
+                       for nm, first, cnt, meaning in ACTION_RANGES],
+            "table": [{"id": i, "text": t} for i, t in enumerate(ACTION_TEXTS)],
+        },
+        "inputs": [dict(d, shape=[obs_dim if s == "obs_dim" else s for s in d["shape"]]) for d in INPUTS],
+        "outputs": [dict(d) for d in OUTPUTS],
+        "mask_fill": MASK_FILL,
+        "opset": OPSET,
+    }
+
+
+# ---------------------------------------------------------------------------- export
+
+def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules | str | dict | None = None) -> dict:
+    """Export a policy to ``out_dir/policy.onnx`` and ``out_dir/spec.json``.
+
+    Args:
+        model_or_path: an SB3 ``MaskablePPO``/``PPO`` model, or the path of its zip.
+        out_dir: the directory to write (created if needed; the two files are replaced).
+        rules: the rules it was trained on (preset name, ``Rules`` or dict); ``None``
+            reads ``rummy_config.json`` beside the zip, else assumes ``classic``.
+
+    Returns:
+        The spec (the contents of ``spec.json``).
+
+    Raises:
+        ValueError: a missing or corrupt zip, bad rules, or a model whose spaces are
+            not this env's (``Discrete(579)`` actions, a Box of ``obs_size(n)``).
+    """
+    if isinstance(model_or_path, (str, os.PathLike)):
+        path = resolve_source(model_or_path)
+        model = load_model(path)
+        source = str(path)
+    else:
+        path, model, source = None, model_or_path, f"in-memory {type(model_or_path).__name__}"
+    if not hasattr(model, "policy"):
+        raise ValueError(f"expected an SB3 model or a zip path, got {type(model_or_path).__name__}")
+    if rules is None:
+        rules_obj, rules_source = find_rules(path)
+    else:
+        rules_obj, rules_source = make_rules(rules), "given to export_policy"
+    n_act = getattr(model.action_space, "n", None)
+    if n_act != NUM_ACTIONS:
+        raise ValueError(f"the policy's action space is {model.action_space}, not Discrete({NUM_ACTIONS}) of rummy_v0")
+    shape = getattr(model.observation_space, "shape", None)
+    want = obs_size(rules_obj.num_players)
+    if shape != (want,):
+        raise ValueError(
+            f"the policy's observation shape is {shape}, but rummy_v0 with {rules_obj.num_players} players has "
+            f"({want},); the rules ({rules_source}) do not match the policy"
+        )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    spec = build_spec(rules_obj, rules_source, want, source)
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        tmp_onnx = Path(tmp) / "policy.onnx"
+        _export_onnx(model.policy, want, tmp_onnx)
+        tmp_spec = Path(tmp) / "spec.json"
+        tmp_spec.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+        shutil.move(str(tmp_onnx), out / "policy.onnx")
+        shutil.move(str(tmp_spec), out / "spec.json")
+    return spec
+
+
+# ---------------------------------------------------------------------------- command line
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", metavar="SOURCE",
+                        help="an SB3 MaskablePPO/PPO zip, or 'pretrained' (agents/pretrained/policy.zip)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory for policy.onnx and spec.json")
+    parser.add_argument("--rules", default=None, metavar="RULES",
+                        help="the rules the policy was trained on (preset name or JSON object); "
+                             f"default: {CONFIG_NAME} beside the zip, else classic")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``rummy export``; returns 0. Errors raise ``ValueError`` (the CLI prints them)."""
+    rules = args.rules
+    if rules is not None and rules.lstrip().startswith("{"):
+        try:
+            rules = json.loads(rules)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"--rules is not valid JSON: {e}") from None
+    spec = export_policy(args.source, args.out, rules=rules)
+    out = Path(args.out)
+    print(f"wrote {out / 'policy.onnx'} and {out / 'spec.json'}")
+    print(f"rules: {json.dumps(spec['rules']['json'])} ({spec['rules']['source']})")
+    print(f"inputs: observation float32 [batch, {spec['observation']['size']}], action_mask int8 [batch, {NUM_ACTIONS}]")
+    if "default" in spec["rules"]["source"]:
+        print(f"note: no {CONFIG_NAME} found; the spec assumes classic rules", file=sys.stderr)
+    return 0
