@@ -1,0 +1,202 @@
+"""``rummy eval``: a duplicate-deal tournament between agents.
+
+``rummy eval --agents NAME NAME [NAME ...] --rules PRESET --deals N --seed S
+[--out DIR] [--players N] [--matches] [--workers W]``
+
+Prints a results table (per pair or table: games, wins, win rate and mean points
+with 95% intervals) and the ratings; ``--out DIR`` also writes ``summary.csv``,
+``games.csv``, ``results.json`` and ``win_rates.png``.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``rummy eval`` flags to ``parser``."""
+    parser.add_argument("--agents", nargs="+", required=True, metavar="NAME",
+                        help="two or more agents: random, greedy, heuristic, pretrained, ppo:PATH, onnx:DIR")
+    parser.add_argument("--rules", default="classic", help="rules preset (default: classic)")
+    parser.add_argument("--deals", type=int, default=200, help="deals per table; each is played in every seat rotation")
+    parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="write CSV, JSON and a PNG of win rates here")
+    parser.add_argument("--players", type=int, default=None, help="seats per table (default: the preset's smallest)")
+    parser.add_argument("--matches", action="store_true", help="play full matches to the target instead of single hands")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _fmt_rate(row: dict) -> str:
+    lo, hi = row["win_ci"]
+    return f"{100 * row['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _fmt_pts(row: dict, matches: bool) -> str:
+    lo, hi = row["points_ci"]
+    d = 3 if matches else 2
+    return f"{row['mean_points']:+.{d}f} [{lo:+.{d}f}, {hi:+.{d}f}]"
+
+
+def render(res: dict[str, Any]) -> str:
+    """The results as plain text tables (what the terminal shows without colour)."""
+    from rich.console import Console
+
+    con = Console(width=120, record=True, file=open(os.devnull, "w"), color_system=None)
+    for t in _tables(res):
+        con.print(t)
+    return con.export_text()
+
+
+def _tables(res: dict[str, Any]) -> list:
+    from rich.table import Table
+
+    st = res["settings"]
+    matches = st["matches"]
+    unit = "match" if matches else "hand"
+    out = []
+    title = (f"{st['players']}-player tables, rules {json.dumps(st['rules'])}, {st['deals']} deals x "
+             f"{st['rotations']} rotations, seed {st['seed']}" + (", full matches" if matches else ""))
+    t = Table(title=title)
+    for col in ("table", "agent", f"{unit}es" if matches else "hands", "won", "void",
+                "win rate [95% CI]", f"points/{unit} [95% CI]"):
+        t.add_column(col, justify="left" if col in ("table", "agent") else "right", no_wrap=True)
+    for tab in res["tables"]:
+        label = " vs ".join(dict.fromkeys(tab["table"]))
+        for i, row in enumerate(tab["results"]):
+            t.add_row(label if i == 0 else "", row["agent"], str(row["games"]), f"{row['wins']:g}",
+                      str(row["voids"]), _fmt_rate(row), _fmt_pts(row, matches))
+        t.add_section()
+    out.append(t)
+    rt = res["ratings"]
+    r = Table(title="ratings (" + ("Elo, Bradley-Terry fit, mean 1500" if rt["kind"] == "elo"
+                                   else "OpenSkill Plackett-Luce: mu, sigma, ordinal = mu - 3 sigma") + ")")
+    r.add_column("agent")
+    if rt["kind"] == "elo":
+        r.add_column("Elo", justify="right")
+        for nm, v in sorted(rt["ratings"].items(), key=lambda kv: -kv[1]):
+            r.add_row(nm, f"{v:.0f}")
+    else:
+        for c in ("mu", "sigma", "ordinal"):
+            r.add_column(c, justify="right")
+        for nm, v in sorted(rt["ratings"].items(), key=lambda kv: -kv[1]["ordinal"]):
+            r.add_row(nm, f"{v['mu']:.2f}", f"{v['sigma']:.2f}", f"{v['ordinal']:.2f}")
+    out.append(r)
+    return out
+
+
+def write_outputs(res: dict[str, Any], out_dir: str) -> list[str]:
+    """Write ``summary.csv`` (one row per table and agent), ``games.csv`` (one row per
+    game), ``results.json`` (settings, tables, agents, ratings) and ``win_rates.png``
+    into ``out_dir`` (created). Returns the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    p = os.path.join(out_dir, "summary.csv")
+    with open(p, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["table", "agent", "games", "wins", "voids", "win_rate", "win_lo", "win_hi",
+                    "mean_points", "points_lo", "points_hi"])
+        for tab in res["tables"]:
+            for row in tab["results"]:
+                w.writerow([" ".join(tab["table"]), row["agent"], row["games"], row["wins"], row["voids"],
+                            row["win_rate"], *row["win_ci"], row["mean_points"], *row["points_ci"]])
+    paths.append(p)
+    p = os.path.join(out_dir, "games.csv")
+    names = res["settings"]["agents"]
+    n = res["settings"]["players"]
+    with open(p, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["deal", "table", "rotation", *[f"seat{s}" for s in range(n)], "winner_seat", "outcome",
+                    "rummy", "turns", "hands", *[f"payoff{s}" for s in range(n)]])
+        for g in res["records"]:
+            w.writerow([g["deal"], g["table"], g["rotation"], *[names[a] for a in g["seats"]],
+                        "" if g["winner"] is None else g["winner"], g["outcome"], int(g["rummy"]),
+                        g["turns"], g["hands"], *g["payoffs"]])
+    paths.append(p)
+    p = os.path.join(out_dir, "results.json")
+    with open(p, "w") as f:
+        json.dump({k: v for k, v in res.items() if k != "records"}, f, indent=2)
+    paths.append(p)
+    p = os.path.join(out_dir, "win_rates.png")
+    plot_win_rates(res, p)
+    paths.append(p)
+    return paths
+
+
+def plot_win_rates(res: dict[str, Any], path: str) -> None:
+    """A bar chart of each agent's win rate at each table, with 95% error bars (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels, rates, lo, hi = [], [], [], []
+    for tab in res["tables"]:
+        tl = " vs ".join(dict.fromkeys(tab["table"]))
+        for row in tab["results"]:
+            labels.append(f"{row['agent']}\n({tl})" if len(res["tables"]) > 1 else row["agent"])
+            rates.append(row["win_rate"])
+            lo.append(max(0.0, row["win_rate"] - row["win_ci"][0]))
+            hi.append(max(0.0, row["win_ci"][1] - row["win_rate"]))
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(labels)), 4))
+    ax.bar(range(len(labels)), rates, yerr=[lo, hi], capsize=4, color="#4477aa")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_ylim(0, 1)
+    st = res["settings"]
+    ax.set_ylabel("match win rate" if st["matches"] else "hand win rate")
+    ax.set_title(f"{st['players']} players, {json.dumps(st['rules'])}, {st['deals']} deals (95% CI)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``rummy eval``; returns the exit code.
+
+    Raises:
+        ValueError: bad agent names or paths, rules, deals or workers (the ``rummy``
+            dispatcher prints the message and exits 2).
+    """
+    from rich.console import Console
+
+    from .tournament import make_tables, run_tournament
+
+    from agents import make_agent
+    from rummy_env.env import make_rules
+
+    if len(args.agents) < 2:
+        raise ValueError("--agents needs at least two agents")
+    for nm in args.agents:
+        make_agent(nm)
+    rules = make_rules(args.rules) if args.players is None else make_rules(args.rules, num_players=args.players)
+    if args.matches and rules.target is None:
+        raise ValueError(f"rules {args.rules!r} play a single hand; --matches needs a preset with a target")
+    n_tables = len(make_tables(len(args.agents), rules.num_players))
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.deals, unit="deal", desc=f"{n_tables} table(s) x {rules.num_players} rotations",
+                   file=sys.stderr)
+    t0 = time.perf_counter()
+    try:
+        res = run_tournament(args.agents, rules=rules, deals=args.deals, seed=args.seed, matches=args.matches,
+                             workers=args.workers, progress=bar.update if bar else None)
+    finally:
+        if bar:
+            bar.close()
+    dt = time.perf_counter() - t0
+    con = Console() if sys.stdout.isatty() else Console(width=130)
+    for t in _tables(res):
+        con.print(t)
+    con.print(f"{res['settings']['games']} games in {dt:.1f} s ({args.workers} worker(s))")
+    if args.out:
+        for p in write_outputs(res, args.out):
+            con.print(f"wrote {p}")
+    return 0

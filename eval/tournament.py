@@ -1,0 +1,484 @@
+"""Duplicate-deal tournaments between agents, with confidence intervals and ratings.
+
+Every deal (a seed) is played once per seat rotation: at a table of ``n`` seats the
+agents are rotated through all ``n`` seats over the same cards, so the luck of the
+deal cancels and each agent moves first equally often (seat 0 moves first in
+hand 1, RULES.md §2). Games run on ``rummy_env.engine`` with
+``rummy_env.observation.Encoder`` directly (no wrappers), and the agents receive
+only the observation vector and the action mask as numpy arrays.
+
+Work is split by deal index into chunks; with ``workers > 1`` the chunks run in a
+process pool and are merged in deal order, so results are identical for the same
+seed whatever the worker count.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing as mp
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from rummy_env import engine
+from rummy_env.actions import NUM_ACTIONS
+from rummy_env.observation import Encoder
+from rummy_env.rules import Rules
+
+Z95 = 1.959963984540054
+
+AgentSpec = Any  # a make_agent name (str) or an agent object
+
+
+# ----------------------------------------------------------------- statistics
+
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``successes / n`` (95% by default).
+
+    Returns ``(low, high)`` in [0, 1]; ``(0.0, 1.0)`` when ``n == 0``.
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    margin = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return (max(0.0, min(p, centre - margin)), min(1.0, max(p, centre + margin)))
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """Mean of ``values`` with a normal-approximation interval.
+
+    Returns ``(mean, low, high)`` with half-width ``z * s / sqrt(n)``, ``s`` the sample
+    standard deviation (``n - 1`` in the denominator). With fewer than two values
+    the interval is the mean itself (one value) or ``nan`` (none).
+    """
+    n = len(values)
+    if n == 0:
+        return (float("nan"), float("nan"), float("nan"))
+    a = np.asarray(values, dtype=np.float64)
+    m = float(a.mean())
+    if n == 1:
+        return (m, m, m)
+    hw = z * float(a.std(ddof=1)) / math.sqrt(n)
+    return (m, m - hw, m + hw)
+
+
+def bradley_terry_elo(pairs: dict[tuple[int, int], tuple[float, float]], k: int,
+                      prior: float = 0.5, iters: int = 2000) -> list[float]:
+    """Elo-scale ratings fitted to head-to-head results (Bradley-Terry maximum likelihood).
+
+    Args:
+        pairs: ``(i, j) -> (score_i, score_j)``: points each agent took off the other
+            (a win 1, a void hand 0.5 each).
+        k: number of agents.
+        prior: virtual score added to each side of each pair (keeps an unbeaten
+            agent finite).
+
+    Returns:
+        ``k`` ratings on the Elo scale (400 * log10 of strength), mean 1500. The fit is
+        order-independent and deterministic.
+    """
+    wins = np.zeros((k, k))
+    for (i, j), (si, sj) in pairs.items():
+        wins[i, j] += si + prior
+        wins[j, i] += sj + prior
+    games = wins + wins.T
+    p = np.ones(k)
+    for _ in range(iters):
+        w = wins.sum(axis=1)
+        denom = np.array([sum(games[i, j] / (p[i] + p[j]) for j in range(k) if j != i and games[i, j] > 0)
+                          for i in range(k)])
+        new = np.where(denom > 0, w / np.where(denom > 0, denom, 1), p)
+        new = new / np.exp(np.mean(np.log(new)))
+        if np.max(np.abs(new - p)) < 1e-12:
+            p = new
+            break
+        p = new
+    r = 400 * np.log10(p)
+    return [float(x) for x in r - r.mean() + 1500]
+
+
+def openskill_ratings(games: Sequence[tuple[Sequence[int], Sequence[float]]], k: int) -> list[dict[str, float]]:
+    """OpenSkill (Plackett-Luce) ratings from multi-player games, rated in the given order.
+
+    Args:
+        games: per game, the agent index at each seat and each seat's payoff (a higher
+            payoff ranks higher; equal payoffs tie).
+        k: number of agents.
+
+    Returns:
+        per agent ``{"mu", "sigma", "ordinal"}``. An agent at several seats of one game
+        is rated once per seat and takes the mean of its updated ratings.
+    """
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = [model.rating() for _ in range(k)]
+    for seats, pay in games:
+        teams = [[model.rating(mu=ratings[a].mu, sigma=ratings[a].sigma)] for a in seats]
+        order = sorted(set(pay), reverse=True)
+        ranks = [order.index(x) for x in pay]
+        out = model.rate(teams, ranks=ranks)
+        upd: dict[int, list] = {}
+        for a, team in zip(seats, out):
+            upd.setdefault(a, []).append(team[0])
+        for a, rs in upd.items():
+            ratings[a] = model.rating(mu=sum(r.mu for r in rs) / len(rs), sigma=sum(r.sigma for r in rs) / len(rs))
+    return [{"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for r in ratings]
+
+
+# ----------------------------------------------------------------- tables and seeds
+
+def deal_seed(seed: int, deal: int) -> int:
+    """The engine seed of deal number ``deal`` of a tournament seeded ``seed`` (63-bit int)."""
+    s = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(seed) >> 32 & 0xFFFFFFFF, int(deal)]).generate_state(2)
+    return (int(s[0]) << 31 | int(s[1])) & ((1 << 63) - 1)
+
+
+def agent_seed(seed: int, deal: int, table: int, rotation: int, seat: int) -> int:
+    """The seed an agent gets for one game (every game's agents are reseeded)."""
+    s = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(deal), table, rotation, seat, 7]).generate_state(1)
+    return int(s[0])
+
+
+def make_tables(num_agents: int, players: int) -> list[tuple[int, ...]]:
+    """Which agents sit at each table (agent indices by table position).
+
+    Heads-up: every pair ``(i, j)``, ``i < j``. Larger tables: with no more agents than
+    seats, one table with the agents repeated in order to fill it; with more, every
+    combination of ``players`` agents.
+
+    Raises:
+        ValueError: fewer than two agents, or a player count outside 2..6.
+    """
+    if num_agents < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {num_agents}")
+    if not 2 <= players <= 6:
+        raise ValueError(f"players must be 2..6, got {players}")
+    if num_agents <= players and not (players == 2 and num_agents > 2):
+        return [tuple(i % num_agents for i in range(players))]
+    return list(itertools.combinations(range(num_agents), players))
+
+
+def seating(table: Sequence[int], rotation: int) -> list[int]:
+    """Agent index at each seat in one rotation: seat ``s`` holds table position
+    ``(s + rotation) % n``, so over ``n`` rotations every agent takes every seat."""
+    n = len(table)
+    return [table[(s + rotation) % n] for s in range(n)]
+
+
+# ----------------------------------------------------------------- playing
+
+def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = False,
+              encoder: Encoder | None = None) -> dict[str, Any]:
+    """Play one hand (or, with ``matches``, one match to ``rules.target``) from ``seed``.
+
+    ``agents[s]`` plays seat ``s`` and gets only ``(observation float32 (obs_size(n),),
+    action_mask int8 (579,))``. Returns ``{"payoffs": per seat (hand points, zero-sum; for
+    a match +1 / -1 / split), "winner": seat or None, "outcome", "rummy", "turns",
+    "hands", "decisions", "match_winners"}``.
+
+    Raises:
+        ValueError: an agent returned an illegal action (the message names the seat).
+    """
+    n = rules.num_players
+    if matches and rules.target is None:
+        raise ValueError("--matches needs rules with a target (this preset plays a single hand)")
+    enc = encoder or Encoder(n)
+    st = engine.new_game(rules, seed=seed)
+    decisions = 0
+    hands = 1
+    first = None
+    while True:
+        while not st.hand_over:
+            p = st.current
+            legal = engine.legal_actions(st)
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask[legal] = 1
+            a = agents[p].act(enc.encode(st, p), mask)
+            try:
+                engine.apply(st, int(a))
+            except ValueError as e:
+                raise ValueError(f"the agent at seat {p} ({type(agents[p]).__name__}) played an illegal action: {e}") from None
+            decisions += 1
+        if first is None:
+            first = dict(st.result, turns=st.turn, payoffs=list(st.payoffs))
+        if not matches or st.match_over:
+            break
+        engine.next_hand(st)
+        hands += 1
+    out = {
+        "payoffs": [float(x) for x in (engine.match_payoffs(st) if matches else st.payoffs)],
+        "winner": st.result["winner"] if not matches else (st.match_winners[0] if len(st.match_winners) == 1 else None),
+        "outcome": st.result["outcome"] if not matches else "match",
+        "rummy": bool(first["rummy"]) if not matches else False,
+        "turns": st.turn,
+        "hands": hands,
+        "decisions": decisions,
+        "match_winners": list(st.match_winners) if matches else None,
+    }
+    return out
+
+
+_WORKER_AGENTS: dict[tuple[int, int], Any] = {}
+
+
+def _instantiate(specs: Sequence[AgentSpec], idx: int, seat: int) -> Any:
+    spec = specs[idx]
+    if not isinstance(spec, str):
+        return spec
+    key = (idx, seat)
+    a = _WORKER_AGENTS.get(key)
+    if a is None:
+        from agents import make_agent
+
+        a = make_agent(spec)
+        _WORKER_AGENTS[key] = a
+    return a
+
+
+def _run_chunk(job: tuple) -> list[dict[str, Any]]:
+    specs, tables, rules, seed, lo, hi, matches = job
+    _WORKER_AGENTS.clear()
+    n = rules.num_players
+    enc = Encoder(n)
+    out = []
+    for d in range(lo, hi):
+        ds = deal_seed(seed, d)
+        for t, table in enumerate(tables):
+            for r in range(n):
+                seats = seating(table, r)
+                ags = []
+                for s, idx in enumerate(seats):
+                    a = _instantiate(specs, idx, s)
+                    if hasattr(a, "seed"):
+                        a.seed(agent_seed(seed, d, t, r, s))
+                    ags.append(a)
+                g = play_game(rules, ags, ds, matches=matches, encoder=enc)
+                g.update(deal=d, table=t, rotation=r, seats=seats)
+                out.append(g)
+    return out
+
+
+def _chunks(deals: int, workers: int) -> list[tuple[int, int]]:
+    size = max(1, min(50, math.ceil(deals / (max(1, workers) * 8))))
+    return [(i, min(deals, i + size)) for i in range(0, deals, size)]
+
+
+def play_games(specs: Sequence[AgentSpec], tables: Sequence[tuple[int, ...]], rules: Rules, deals: int,
+               seed: int, matches: bool = False, workers: int = 1,
+               progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """Play ``deals`` deals at every table in every rotation; the game records in order
+    (deal, table, rotation), independent of ``workers``.
+
+    ``progress(k)`` is called after each finished chunk with the number of deals in it.
+
+    Raises:
+        ValueError: bad ``deals`` / ``workers``, or an agent's illegal action.
+    """
+    if not isinstance(deals, int) or deals < 1:
+        raise ValueError(f"deals must be an int >= 1, got {deals!r}")
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    jobs = [(list(specs), list(tables), rules, seed, lo, hi, matches) for lo, hi in _chunks(deals, workers)]
+    records: list[dict[str, Any]] = []
+    if workers == 1:
+        for job in jobs:
+            records.extend(_run_chunk(job))
+            if progress:
+                progress(job[5] - job[4])
+        return records
+    methods = mp.get_all_start_methods()
+    ctx = mp.get_context("fork" if "fork" in methods else None)
+    with ctx.Pool(workers) as pool:
+        for job, recs in zip(jobs, pool.imap(_run_chunk, jobs)):
+            records.extend(recs)
+            if progress:
+                progress(job[5] - job[4])
+    return records
+
+
+# ----------------------------------------------------------------- summaries
+
+def _agent_stats(records: Sequence[dict], agent: int, matches: bool) -> dict[str, Any]:
+    pts = []
+    wins = 0.0
+    voids = 0
+    for g in records:
+        for s, a in enumerate(g["seats"]):
+            if a != agent:
+                continue
+            pts.append(g["payoffs"][s])
+            if matches:
+                w = g["match_winners"]
+                if s in w:
+                    wins += 1 / len(w)
+            else:
+                if g["winner"] == s:
+                    wins += 1
+                elif g["winner"] is None:
+                    voids += 1
+    n = len(pts)
+    lo, hi = wilson_interval(wins, n)
+    m, mlo, mhi = mean_interval(pts)
+    return {"games": n, "wins": wins, "voids": voids, "win_rate": wins / n if n else float("nan"),
+            "win_ci": [lo, hi], "mean_points": m, "points_ci": [mlo, mhi]}
+
+
+def summarize(names: Sequence[str], tables: Sequence[tuple[int, ...]], records: Sequence[dict],
+              players: int, matches: bool) -> dict[str, Any]:
+    """Per-table and per-agent statistics and ratings from game records.
+
+    Returns a JSON-able dict: ``tables`` (per table: its agents and, per agent, games,
+    wins, win rate with a 95% Wilson interval, mean points per game with a 95% normal
+    interval, voids), ``agents`` (the same over all tables) and ``ratings`` (Elo from a
+    Bradley-Terry fit for heads-up tables, OpenSkill Plackett-Luce for 3-6 players).
+    """
+    by_table: dict[int, list[dict]] = {}
+    for g in records:
+        by_table.setdefault(g["table"], []).append(g)
+    out_tables = []
+    for t, table in enumerate(tables):
+        recs = by_table.get(t, [])
+        rows = []
+        for a in sorted(set(table)):
+            row = {"agent": names[a]}
+            row.update(_agent_stats(recs, a, matches))
+            rows.append(row)
+        out_tables.append({"table": [names[a] for a in table], "games": len(recs), "results": rows})
+    agents_out = []
+    for a, nm in enumerate(names):
+        row = {"agent": nm}
+        row.update(_agent_stats(records, a, matches))
+        agents_out.append(row)
+    ratings: dict[str, Any]
+    if players == 2:
+        pairs: dict[tuple[int, int], list[float]] = {}
+        for g in records:
+            a, b = g["seats"]
+            if a == b:
+                continue
+            key = (min(a, b), max(a, b))
+            sc = pairs.setdefault(key, [0.0, 0.0])
+            if matches:
+                w = g["match_winners"]
+                share = [(1 / len(w)) if s in w else 0.0 for s in range(2)]
+            elif g["winner"] is None:
+                share = [0.5, 0.5]
+            else:
+                share = [1.0 if g["winner"] == s else 0.0 for s in range(2)]
+            for s, ag in enumerate((a, b)):
+                sc[0 if ag == key[0] else 1] += share[s]
+        elo = bradley_terry_elo({k: (v[0], v[1]) for k, v in pairs.items()}, len(names))
+        ratings = {"kind": "elo", "ratings": {nm: elo[i] for i, nm in enumerate(names)}}
+    else:
+        os_r = openskill_ratings([(g["seats"], g["payoffs"]) for g in records], len(names))
+        ratings = {"kind": "openskill", "ratings": {nm: os_r[i] for i, nm in enumerate(names)}}
+    return {"tables": out_tables, "agents": agents_out, "ratings": ratings}
+
+
+def unique_names(specs: Sequence[AgentSpec]) -> list[str]:
+    """Display names for agent specs: the name string (``#2``... for repeats) or the
+    object's ``name`` attribute / class name."""
+    base = [s if isinstance(s, str) else getattr(s, "name", type(s).__name__) for s in specs]
+    out = []
+    for i, b in enumerate(base):
+        k = base[:i].count(b)
+        out.append(b if k == 0 and base.count(b) == 1 else f"{b}#{k + 1}")
+    return out
+
+
+def _resolve_rules(rules: Any, players: int | None) -> Rules:
+    from rummy_env.env import make_rules
+
+    if players is None:
+        return make_rules(rules)
+    if isinstance(rules, str):
+        return Rules.preset(rules, num_players=players)
+    return make_rules(rules, num_players=players)
+
+
+def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: int = 200, seed: int = 0,
+                   players: int | None = None, matches: bool = False, workers: int = 1,
+                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """A duplicate-deal tournament.
+
+    Args:
+        agents: ``make_agent`` names or agent objects (objects must be picklable when
+            ``workers > 1``).
+        rules: preset name, ``Rules`` or dict of options; ``players`` overrides the count.
+        deals: deals per table; each is played once per seat rotation.
+        seed: the tournament seed (deal ``i`` uses ``deal_seed(seed, i)``).
+        matches: play full matches to the target instead of single hands.
+        workers: processes (results do not depend on it).
+
+    Returns:
+        ``summarize(...)`` plus ``settings`` and ``records`` (one dict per game).
+
+    Raises:
+        ValueError: bad agents, rules, deals or workers (names are checked before play).
+    """
+    from agents import make_agent
+
+    r = _resolve_rules(rules, players)
+    for s in agents:
+        if isinstance(s, str):
+            make_agent(s)  # fail fast with make_agent's message
+        elif not hasattr(s, "act"):
+            raise ValueError(f"an agent must be a make_agent name or an object with act(); got {s!r}")
+    names = unique_names(agents)
+    tables = make_tables(len(agents), r.num_players)
+    records = play_games(agents, tables, r, deals, seed, matches=matches, workers=workers, progress=progress)
+    res = summarize(names, tables, records, r.num_players, matches)
+    res["settings"] = {"agents": names, "rules": r.to_json(), "players": r.num_players, "deals": deals,
+                       "seed": seed, "matches": matches, "rotations": r.num_players,
+                       "games": len(records)}
+    res["records"] = records
+    return res
+
+
+def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = "classic", deals: int = 200,
+             seed: int = 0, workers: int = 1, players: int | None = None,
+             matches: bool = False) -> dict[str, Any]:
+    """Evaluate one agent (e.g. a policy being trained) against a baseline, duplicate deals.
+
+    Heads-up by default; with ``players = n > 2`` ``agent_a`` plays one seat against
+    ``n - 1`` copies of ``agent_b``. Each deal is played in every seat rotation.
+
+    Returns:
+        ``{"win_rate", "win_ci": [lo, hi], "mean_points", "points_ci": [lo, hi], "games",
+        "wins", "voids", "opponent_win_rate"}`` for ``agent_a`` (95% intervals; points
+        are hand points per hand, or match results per match with ``matches``).
+
+    Raises:
+        ValueError: bad agent names, rules, deals or workers.
+    """
+    r = _resolve_rules(rules, players)
+    n = r.num_players
+    specs = [agent_a, agent_b] if n == 2 else [agent_a] + [agent_b] * (n - 1)
+    from agents import make_agent
+
+    for s in specs:
+        if isinstance(s, str):
+            make_agent(s)
+    tables = [tuple(range(len(specs)))]
+    records = play_games(specs, tables, r, deals, seed, matches=matches, workers=workers)
+    a = _agent_stats(records, 0, matches)
+    opp_wins = 0.0
+    for g in records:
+        if matches:
+            w = g["match_winners"]
+            opp_wins += sum(1 / len(w) for s in w if g["seats"][s] != 0)
+        elif g["winner"] is not None and g["seats"][g["winner"]] != 0:
+            opp_wins += 1
+    a["opponent_win_rate"] = opp_wins / len(records)
+    return a
+
+
+__all__ = [
+    "wilson_interval", "mean_interval", "bradley_terry_elo", "openskill_ratings", "deal_seed", "agent_seed",
+    "make_tables", "seating", "play_game", "play_games", "summarize", "run_tournament", "evaluate",
+    "unique_names",
+]
