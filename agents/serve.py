@@ -1,0 +1,199 @@
+"""``rummy serve --policy DIR --port P [--host 127.0.0.1]``: an exported policy over HTTP.
+
+Endpoints (FastAPI; the server binds 127.0.0.1 unless ``--host`` is given):
+
+- ``POST /act`` with a position in API.md's STATE form (JSON). The policy answers
+  for the player to move, from that player's observation only (the env's
+  ``observe(agent)``; other hands and the stock order never reach the policy)::
+
+      {"action": "discard KS", "action_id": 53, "player": 0,
+       "legal_actions": [{"action": "discard KS", "action_id": 53, "probability": 0.41}, ...]}
+
+  ``legal_actions`` lists every legal action, most probable first (ties by id);
+  ``action`` is the first of them (greedy play). Without ``"rules"`` in the
+  position, the policy's own rules apply. A body that is not JSON, a position that
+  is not a legal one (a card twice, a bad meld, a hand already over, ...), unknown
+  rules, or rules for another player count than the policy's get a 422 with
+  ``{"detail": reason}``; the service keeps serving.
+- ``GET /spec``: the policy's ``spec.json``.
+- ``GET /health``: ``{"status": "ok", "env": "rummy_v0", "rules": ..., "num_players": n}``.
+
+Needs fastapi, uvicorn, onnxruntime and numpy (not torch).
+"""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from .onnx_agent import OnnxAgent
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+class PositionRejected(ValueError):
+    """A request the policy cannot answer; the message is the reason (sent with a 422)."""
+
+
+class PolicyService:
+    """The policy behind the HTTP endpoints, usable without HTTP.
+
+    Args:
+        policy_dir: an export directory (``policy.onnx`` + ``spec.json``).
+
+    Raises:
+        ValueError: a missing or corrupt export (as ``OnnxAgent``) or a spec whose rules
+            cannot be built.
+    """
+
+    def __init__(self, policy_dir: str | Path) -> None:
+        from rummy_env.env import make_rules
+
+        self.agent = OnnxAgent(str(policy_dir))
+        self.spec = self.agent.spec
+        self.rules = make_rules(self.spec["rules"]["json"])
+        self.num_players = self.rules.num_players
+
+    def act(self, position: Any) -> dict[str, Any]:
+        """The policy's move in ``position`` (a STATE dict): ``{"action", "action_id",
+        "legal_actions", "player"}`` as described in the module docstring.
+
+        Raises:
+            PositionRejected: the position is not an object, its rules are unknown or for
+                another player count, or it is not a legal position with a move to make.
+        """
+        from rummy_env import rummy_v0
+        from rummy_env.env import make_rules
+
+        if not isinstance(position, dict):
+            raise PositionRejected(f"a position is a JSON object (API.md STATE), got {type(position).__name__}")
+        rules = self.rules
+        if position.get("rules") is not None:
+            try:
+                rules = make_rules(position["rules"])
+            except (ValueError, TypeError) as e:
+                raise PositionRejected(f"rules: {e}") from None
+        if rules.num_players != self.num_players:
+            raise PositionRejected(
+                f"the position's rules are for {rules.num_players} players but this policy was trained "
+                f"for {self.num_players}"
+            )
+        env = rummy_v0.raw_env(rules=rules)
+        try:
+            env.reset(seed=0, options={"state": position})
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+            raise PositionRejected(str(e) or type(e).__name__) from None
+        agent = env.agent_selection
+        seat = env.agent_name_mapping[agent]
+        ob = env.observe(agent)  # this seat's view only
+        mask = ob["action_mask"]
+        if not mask.any():
+            raise PositionRejected(f"{agent} has no legal action in this position")
+        probs = self.agent.probabilities(ob["observation"], mask)
+        legal = np.flatnonzero(mask)
+        order = sorted(legal.tolist(), key=lambda a: (-probs[a], a))
+        texts = [env.action_text(a) for a in order]
+        best = order[0]
+        return {
+            "action": texts[0],
+            "action_id": int(best),
+            "legal_actions": [
+                {"action": t, "action_id": int(a), "probability": float(probs[a])} for t, a in zip(texts, order)
+            ],
+            "player": int(seat),
+        }
+
+    def health(self) -> dict[str, Any]:
+        return {"status": "ok", "env": self.spec["env"], "rules": self.spec["rules"]["json"],
+                "num_players": self.num_players}
+
+
+def create_app(policy_dir: str | Path) -> Any:
+    """The FastAPI app serving ``policy_dir``.
+
+    Raises:
+        ValueError: a missing or corrupt export directory.
+    """
+    service = PolicyService(policy_dir)
+    app = FastAPI(title="rummy policy", description="an exported rummy_v0 policy: POST /act with a STATE")
+    app.state.service = service
+
+    @app.get("/health")
+    def health() -> dict:
+        return service.health()
+
+    @app.get("/spec")
+    def spec() -> dict:
+        return service.spec
+
+    @app.post("/act")
+    async def act(request: Request) -> JSONResponse:
+        body = await request.body()
+        try:
+            position = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            return JSONResponse({"detail": f"the body is not JSON: {e}"}, status_code=422)
+        try:
+            return JSONResponse(service.act(position))
+        except PositionRejected as e:
+            return JSONResponse({"detail": str(e)}, status_code=422)
+        except RecursionError:
+            return JSONResponse({"detail": "the position is nested too deeply"}, status_code=422)
+
+    return app
+
+
+def make_server(policy_dir: str | Path, port: int, host: str = DEFAULT_HOST, log_level: str = "info") -> Any:
+    """A ``uvicorn.Server`` (not started) serving ``policy_dir`` on ``host:port``
+    (``port`` 0 lets the OS choose; read it from ``server.servers[0].sockets`` once
+    ``server.started``).
+
+    Raises:
+        ValueError: a bad port, or a missing or corrupt export directory.
+    """
+    import uvicorn
+
+    if not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be an int in 0..65535, got {port!r}")
+    app = create_app(policy_dir)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, workers=1,
+                            access_log=log_level in ("info", "debug", "trace"))
+    return uvicorn.Server(config)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", required=True, metavar="DIR", help="an export directory (policy.onnx + spec.json)")
+    parser.add_argument("--port", required=True, type=int, metavar="P", help="TCP port (0: any free port)")
+    parser.add_argument("--host", default=DEFAULT_HOST,
+                        help=f"address to bind (default {DEFAULT_HOST}; only an explicit --host binds elsewhere)")
+    parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``rummy serve`` until interrupted; returns 0.
+
+    Raises:
+        ValueError: a bad port or export directory (the CLI prints it).
+    """
+    host = args.host or DEFAULT_HOST
+    if not _is_loopback(host):
+        print(f"warning: binding {host}: the policy service is reachable from other machines", file=sys.stderr)
+    server = make_server(args.policy, args.port, host=host, log_level=args.log_level)
+    server.run()
+    return 0
