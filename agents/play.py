@@ -1,0 +1,257 @@
+"""``rummy play --opponent NAME --rules PRESET [--seed S] [--seat K] [--episode hand|match]``:
+a person plays against agents in the terminal.
+
+Each turn shows the person's hand (sorted by suit, then rank), the melds on the
+table, the upcard, the stock size, the hand sizes and the scores, then the legal
+moves numbered. A move is chosen by its number or its action text (``draw stock``,
+``meld 4H 5H 6H``, ``layoff JC``, ``discard KS``; cards in any order); a bad input
+is explained and asked again. The opponents' moves are shown as they are made.
+``q`` quits; Ctrl-C and end of input also end the game cleanly. Works with a
+non-terminal stdin (one answer per line), so it can be scripted.
+
+The opponents are built by ``agents.make_agent`` (``pretrained``, ``ppo:PATH``,
+``onnx:DIR``, ``heuristic``, ``greedy``, ``random``); ``pretrained`` (the default)
+falls back to ``heuristic``, with a message, when no pretrained policy is shipped.
+Only what the person's seat may see is shown (never another hand or the stock).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+QUIT_WORDS = ("q", "quit", "exit")
+HELP_WORDS = ("?", "h", "help", "moves")
+
+
+def make_opponent(name: str, seed: int | None, console: Console) -> tuple[Any, str]:
+    """``(agent, name used)``; ``pretrained`` without a shipped policy falls back to ``heuristic``.
+
+    Raises:
+        ValueError: an unknown name or a missing or corrupt policy (from ``make_agent``).
+    """
+    import agents
+
+    if name.strip().lower() == "pretrained":
+        path = getattr(agents, "PRETRAINED_PATH", None)
+        if path is not None and not os.path.isfile(path):
+            console.print(f"no pretrained policy is shipped ({escape(str(path))} is missing); "
+                          "playing against 'heuristic' instead")
+            return agents.make_agent("heuristic", seed=seed), "heuristic"
+    return agents.make_agent(name, seed=seed), name
+
+
+class Game:
+    """One terminal game: the env, the person's seat and the opponents.
+
+    Args:
+        rules: a preset name (or anything ``rummy_v0.raw_env`` takes).
+        opponent: the agent name for every other seat.
+        seat: the person's seat.
+        seed: seeds the deal and the opponents.
+        episode: ``"hand"`` or ``"match"``.
+        stdin, console: where answers are read and the table is shown.
+
+    Raises:
+        ValueError: bad rules, seat, episode or opponent name.
+    """
+
+    def __init__(self, rules: Any, opponent: str, seat: int, seed: int | None, episode: str,
+                 stdin: TextIO, console: Console) -> None:
+        from rummy_env import rummy_v0
+
+        self.env = rummy_v0.raw_env(rules=rules, episode=episode)
+        n = self.env.rules.num_players
+        if not isinstance(seat, int) or not 0 <= seat < n:
+            raise ValueError(f"--seat must be a seat 0..{n - 1} for {n} players, got {seat!r}")
+        self.seat = seat
+        self.me = self.env.possible_agents[seat]
+        self.console = console
+        self.stdin = stdin
+        self.episode = episode
+        self.opponents: dict[int, Any] = {}
+        for q in range(n):
+            if q != seat:
+                agent, used = make_opponent(opponent, None if seed is None else seed + 1 + q, console)
+                self.opponents[q] = agent
+        self.opponent_name = used
+        self.env.reset(seed=seed)
+
+    # ------------------------------------------------------------------ display
+    def _cards(self, cards: list[int]) -> str:
+        from rummy_env.cards import CARD_TEXT, sort_key
+
+        by_suit: dict[int, list[str]] = {}
+        for c in sorted(cards, key=sort_key):
+            by_suit.setdefault(c // 13, []).append(CARD_TEXT[c])
+        return "  ".join(" ".join(v) for v in by_suit.values()) or "-"
+
+    def show_table(self) -> None:
+        from rummy_env.cards import CARD_TEXT, cards_of
+        from rummy_env.engine import PLAY
+
+        st, c = self.env.state, self.console
+        rules = self.env.rules
+        phase = "play" if st.phase == PLAY else "draw"
+        c.rule(f"hand {st.hand_number + 1}, turn {st.turn + 1}: your move (player_{self.seat}), {phase}")
+        scores = "   ".join(("you" if q == self.seat else f"player_{q}") + f" {st.scores[q]}"
+                           for q in range(rules.num_players))
+        target = f" (match to {rules.target})" if self.episode == "match" and rules.target else ""
+        c.print(f"scores: {scores}{target}")
+        up = CARD_TEXT[st.discard[-1]] if st.discard else "-"
+        c.print(f"stock: {len(st.stock)} cards   top discard: {up}   discard pile: {len(st.discard)} cards")
+        melds = "  |  ".join(" ".join(CARD_TEXT[x] for x in m.cards()) for m in st.melds)
+        c.print(f"table melds: {melds or '-'}")
+        for q in range(rules.num_players):
+            if q == self.seat:
+                continue
+            known = cards_of(st.known[q])
+            extra = f" (known to hold: {self._cards(known)})" if known else ""
+            c.print(f"player_{q}: {st.hands[q].bit_count()} cards{extra}")
+        if st.drawn_from_discard >= 0:
+            c.print(f"you took {CARD_TEXT[st.drawn_from_discard]} from the discard pile: "
+                    "you may not discard it this turn")
+        c.print(f"your hand: {self._cards(cards_of(st.hands[self.seat]))}", style="bold")
+
+    def show_moves(self, legal: list[int]) -> None:
+        self.console.print("your moves:")
+        for i, a in enumerate(legal, 1):
+            self.console.print(f"  {i:>3}. {self.env.action_text(a)}")
+
+    def show_hand_end(self, info: dict) -> None:
+        res = info.get("hand_result") or {}
+        c = self.console
+        who = lambda q: "you" if q == self.seat else f"player_{q}"  # noqa: E731
+        outcome, winner = res.get("outcome"), res.get("winner")
+        if outcome == "out":
+            text = f"{who(winner)} went out" + (" (rummy!)" if res.get("rummy") else "")
+        elif winner is not None:
+            text = f"the hand is {outcome}; {who(winner)} collect(s) on lowest deadwood"
+        else:
+            text = f"the hand is {outcome}; nobody scores"
+        c.rule("hand over")
+        c.print(f"hand over: {text}")
+        pts = res.get("points") or []
+        c.print("points this hand: " + "   ".join(f"{who(q)} {p}" for q, p in enumerate(pts)))
+        c.print("scores: " + "   ".join(f"{who(q)} {s}" for q, s in enumerate(info.get("scores", []))))
+        if "match_winners" in info:
+            ws = info["match_winners"]
+            c.print("match over: won by " + " and ".join(who(q) for q in ws))
+
+    # ------------------------------------------------------------------ input
+    def _read(self, prompt: str) -> str:
+        self.console.print(prompt, end="")
+        self.console.file.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        line = line.rstrip("\n")
+        if not self.stdin.isatty():
+            self.console.print(line)  # echo scripted answers so the transcript reads well
+        return line.strip()
+
+    def ask_move(self) -> int | None:
+        """The person's legal action id, or ``None`` to quit. Raises ``EOFError`` at end of input."""
+        legal = self.env.legal_actions()
+        self.show_table()
+        self.show_moves(legal)
+        while True:
+            answer = self._read(f"your move (1-{len(legal)} or text, ? for moves, q to quit): ")
+            low = answer.lower()
+            if not answer:
+                self.console.print("type a move number or an action text such as 'draw stock'")
+                continue
+            if low in QUIT_WORDS:
+                return None
+            if low in HELP_WORDS:
+                self.show_table()
+                self.show_moves(legal)
+                continue
+            if answer.isdigit():
+                k = int(answer)
+                if 1 <= k <= len(legal):
+                    return legal[k - 1]
+                self.console.print(f"there is no move {k}: choose a number from 1 to {len(legal)}")
+                continue
+            try:
+                a = self.env.action_id(answer)
+            except ValueError as e:
+                self.console.print(f"not a move: {escape(str(e))}")
+                continue
+            if a not in legal:
+                from rummy_env import engine
+
+                reason = "it is not among the moves listed"
+                try:  # on a copy: the engine names the reason and the game is untouched
+                    engine.apply(self.env.state.copy(), a)
+                except ValueError as e:
+                    reason = str(e)
+                self.console.print(f"not legal now: {escape(reason)} (? shows the moves again)")
+                continue
+            return a
+
+    # ------------------------------------------------------------------ the game
+    def play(self) -> int:
+        """Play until the hand (or match) ends or the person quits; returns 0."""
+        env, c = self.env, self.console
+        c.print(f"you are player_{self.seat}; opponent: {self.opponent_name}; rules: "
+                f"{escape(str(env.rules.to_json()))}; episode: {self.episode}")
+        while True:
+            agent = env.agent_selection
+            if env.terminations[agent]:
+                break
+            q = env.agent_name_mapping[agent]
+            hand_before = env.state.hand_number
+            if q == self.seat:
+                a = self.ask_move()
+                if a is None:
+                    c.print("you left the game")
+                    return 0
+                env.step(a)
+            else:
+                ob = env.observe(agent)
+                a = int(self.opponents[q].act(ob["observation"], ob["action_mask"]))
+                text = env.action_text(a)
+                if a == 1 and env.state.discard:
+                    from rummy_env.cards import CARD_TEXT
+
+                    text += f" (takes {CARD_TEXT[env.state.discard[-1]]})"
+                env.step(a)
+                c.print(f"player_{q} plays: {text}")
+            if env.terminations[self.me] or env.state.hand_number != hand_before:
+                self.show_hand_end(env.infos[self.me])
+        return 0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--opponent", default="pretrained", metavar="NAME",
+                        help="agent for the other seat(s), as make_agent takes it: pretrained (default; "
+                             "heuristic when none is shipped), heuristic, greedy, random, ppo:PATH, onnx:DIR")
+    parser.add_argument("--rules", default="classic", metavar="PRESET", help="rules preset (default classic)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
+    parser.add_argument("--seat", type=int, default=0, help="your seat (0 moves first after the dealer; default 0)")
+    parser.add_argument("--episode", choices=["hand", "match"], default="hand",
+                        help="play one hand (default) or a whole match to the preset's target")
+
+
+def main(args: argparse.Namespace, stdin: TextIO | None = None, console: Console | None = None) -> int:
+    """Run ``rummy play``; returns 0 (also after ``q`` or end of input), 130 on Ctrl-C.
+
+    Raises:
+        ValueError: bad rules, seat or opponent (the CLI prints it).
+    """
+    stdin = sys.stdin if stdin is None else stdin
+    console = console or Console(highlight=False, soft_wrap=True)
+    game = Game(args.rules, args.opponent, args.seat, args.seed, args.episode, stdin, console)
+    try:
+        return game.play()
+    except EOFError:
+        console.print("\nend of input: game over")
+        return 0
+    except KeyboardInterrupt:
+        console.print("\ninterrupted: game over")
+        return 130
