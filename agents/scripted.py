@@ -349,8 +349,8 @@ class HeuristicAgent(_Scripted):
     W_OUT = 8.0
     W_WEAK = 2.0
     W_ACC = 12.0
-    W_KNOWN_RANK = 5.0
-    W_KNOWN_NEAR = 4.0
+    W_KNOWN_RANK = 10.0
+    W_KNOWN_NEAR = 8.0
     W_OPP_LIVE = 1.0
     W_DEAD = 2.0
     W_NEAR_TABLE = 1.5
