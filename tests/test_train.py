@@ -1,0 +1,153 @@
+"""Self-play training (issue 5): end to end, resume, reward attribution, opponent pool, bad checkpoints."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from rummy_env import Rules, engine  # noqa: E402
+from rummy_env.wrappers import RandomLegalAgent  # noqa: E402
+from train.config import TrainConfig  # noqa: E402
+from train.pool import OpponentPool  # noqa: E402
+from train.trainer import CheckpointError, Trainer, load_checkpoint  # noqa: E402
+from train.vec_env import SelfPlayVecEnv  # noqa: E402
+
+
+def tiny_config(out: Path, **kw) -> TrainConfig:
+    base = dict(timesteps=256, out=str(out), n_envs=8, n_steps=16, batch_size=64, n_epochs=1, workers=1,
+                net_arch=[32, 32], snapshot_every=128, eval_every=0, checkpoint_every=10_000,
+                final_eval_deals=4, eval_deals=2, eval_baselines=["random"], progress=False)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_end_to_end_checkpoint_loads_and_plays(tmp_path):
+    from agents import make_agent
+
+    report = Trainer(tiny_config(tmp_path / "run"), verbose=0).learn()
+    run = tmp_path / "run"
+    assert report["timesteps"] >= 256
+    ck = run / "checkpoints" / f"step_{report['timesteps']}"
+    for f in ("model.zip", "pool.pt", "trainer_state.json", "rummy_config.json"):
+        assert (ck / f).is_file(), f
+    assert (run / "final_model.zip").is_file() and (run / "report.md").is_file()
+    assert (run / "config.toml").is_file()
+    assert json.loads((run / "rummy_config.json").read_text())["rules"] == "classic"
+    # the saved model loads as an agent and plays a whole hand of legal moves
+    agent = make_agent(f"ppo:{ck / 'model.zip'}")
+    from rummy_env import rummy_v0
+
+    env = rummy_v0.raw_env()
+    env.reset(seed=3)
+    moves = 0
+    while not env.terminations["player_0"]:
+        obs = env.observe(env.agent_selection)
+        a = agent.act(obs["observation"], obs["action_mask"])
+        assert obs["action_mask"][a] == 1
+        env.step(a)
+        moves += 1
+    assert moves > 0
+
+
+def test_resume_continues_step_count(tmp_path):
+    cfg = tiny_config(tmp_path / "run", timesteps=128)
+    first = Trainer(cfg, verbose=0).learn()
+    ck = tmp_path / "run" / "checkpoints" / f"step_{first['timesteps']}"
+    cfg2 = tiny_config(tmp_path / "run", timesteps=384)
+    t = Trainer(cfg2, resume=str(ck), verbose=0)
+    assert t.model.num_timesteps == first["timesteps"]
+    assert len(t.pool.snapshots) >= 1  # the pool came back with the checkpoint
+    second = t.learn()
+    assert second["timesteps"] >= 384
+    assert (tmp_path / "run" / "checkpoints" / f"step_{second['timesteps']}").is_dir()
+
+
+def test_corrupt_checkpoint_raises_clear_error(tmp_path):
+    cfg = tiny_config(tmp_path / "run", timesteps=128)
+    rep = Trainer(cfg, verbose=0).learn()
+    ck = tmp_path / "run" / "checkpoints" / f"step_{rep['timesteps']}"
+    rules = Rules.preset("classic")
+    (ck / "model.zip").write_bytes(b"not a zip at all")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_checkpoint(ck, cfg, rules)
+    with pytest.raises(ValueError, match="does not exist"):
+        load_checkpoint(tmp_path / "nope", cfg, rules)
+    (ck / "pool.pt").unlink()
+    with pytest.raises(ValueError, match="missing pool.pt"):
+        load_checkpoint(ck, cfg, rules)
+
+
+def test_mismatched_checkpoint_rules(tmp_path):
+    cfg = tiny_config(tmp_path / "run", timesteps=128)
+    rep = Trainer(cfg, verbose=0).learn()
+    ck = tmp_path / "run" / "checkpoints" / f"step_{rep['timesteps']}"
+    with pytest.raises(CheckpointError, match="trained on rules"):
+        load_checkpoint(ck, cfg, Rules.preset("turnover", num_players=3))
+
+
+# Seat 0 (to play, has drawn) goes out by melding 4H 5H 6H and discarding KS.
+# Seat 1 is left with 9D 4C AH KC = 9 + 4 + 1 + 10 = 24 points. Both melded earlier: no rummy.
+# Hand sizes: 2 x 10 dealt, 8 in hands, +1 drawn -> 13 cards in melds (7 + 6).
+def _going_out_position() -> dict:
+    hand0 = ["4H", "5H", "6H", "KS"]
+    hand1 = ["9D", "4C", "AH", "KC"]
+    melds = [["2S", "3S", "4S", "5S", "6S", "7S", "8S"], ["5C", "6C", "7C", "8C", "9C", "TC"]]
+    used = set(hand0 + hand1 + [c for m in melds for c in m])
+    rest = [r + s for s in "CDHS" for r in "A23456789TJQK" if r + s not in used]
+    return {"hands": [hand0, hand1], "melds": melds, "discard": [rest[0]], "stock": rest[1:],
+            "current_player": 0, "phase": "play", "has_melded": [True, True]}
+
+
+def test_learner_reward_is_its_own_seat():
+    pos = _going_out_position()
+    pool = OpponentPool({"random": 1.0}, 1, 0.5, {"random": RandomLegalAgent(0)})
+    venv = SelfPlayVecEnv(Rules.preset("classic"), pool, n_envs=1, seed=0, reward_scale=0.01)
+    venv.reset()
+    g = venv.games[0]
+    g.seat = 0
+    g.state = engine.from_json(pos)
+    venv.step(np.array([engine.action_id(g.state, "meld 4H 5H 6H")]))
+    _, rew, done, infos = venv.step(np.array([engine.action_id(g.state, "discard KS")]))
+    assert done[0]
+    # seat 0 went out (not rummy: it had melded before): collects seat 1's 24 points
+    assert infos[0]["points"] == 24
+    assert rew[0] == pytest.approx(0.24)
+    assert infos[0]["win"] == 1.0
+
+
+def test_opponent_pool_sampling():
+    rng = np.random.default_rng(0)
+    base = {"random": object(), "greedy": object(), "heuristic": object()}
+    pool = OpponentPool({"snapshot": 1.0, "greedy": 1.0}, max_snapshots=2, latest_prob=1.0, baselines=base)
+    # no snapshot yet: only greedy can be drawn
+    assert {pool.sample(rng)[0] for _ in range(50)} == {"greedy"}
+    from train.pool import ActorNet
+
+    for step in (10, 20, 30):
+        pool.add_net(ActorNet(546, [8], 579), step)
+    assert pool.snapshot_steps == [20, 30]  # the oldest is dropped past max_snapshots
+    draws = [pool.sample(rng) for _ in range(2000)]
+    kinds = [k for k, _ in draws]
+    share = kinds.count("snapshot") / len(kinds)
+    assert 0.45 < share < 0.55  # weights 1:1
+    # latest_prob=1: every snapshot draw is the newest one
+    assert all(a is pool.snapshots[-1] for k, a in draws if k == "snapshot")
+    assert all(a is base["greedy"] for k, a in draws if k == "greedy")
+
+
+def test_config_toml_round_trip_and_errors(tmp_path):
+    cfg = TrainConfig(timesteps=1234, net_arch=[64, 64], opponent_weights={"random": 1.0})
+    p = tmp_path / "c.toml"
+    p.write_text(cfg.to_toml())
+    back = TrainConfig.from_toml(p)
+    assert back == cfg
+    with pytest.raises(ValueError, match="unknown config key"):
+        TrainConfig.from_dict({"timestep": 5})
+    with pytest.raises(ValueError, match="batch_size"):
+        TrainConfig.from_dict({"n_envs": 8, "n_steps": 16, "batch_size": 100})
+    with pytest.raises(ValueError, match="opponent_weights"):
+        TrainConfig.from_dict({"opponent_weights": {"champion": 1.0}})

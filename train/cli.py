@@ -1,0 +1,85 @@
+"""``rummy train``: self-play training from the command line.
+
+Precedence: defaults < ``--config FILE`` (TOML) < ``--set key=value`` < explicit flags.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .config import TrainConfig, tomllib
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    d = TrainConfig()
+    p.add_argument("--rules", help=f"rules preset (default {d.rules})")
+    p.add_argument("--num-players", type=int, help="players at the table (default: the preset's smallest)")
+    p.add_argument("--timesteps", type=int, help=f"learner timesteps (default {d.timesteps:,})")
+    p.add_argument("--out", help=f"run folder (default {d.out})")
+    p.add_argument("--seed", type=int, help=f"seed (default {d.seed})")
+    p.add_argument("--backend", choices=("sb3", "rllib"), default="sb3", help="training backend (default sb3)")
+    p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint folder (run/checkpoints/step_N)")
+    p.add_argument("--config", metavar="FILE", help="TOML file of config keys (see train/config.py)")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="override any config key, VALUE in TOML syntax (e.g. --set net_arch=[128,128])")
+    p.add_argument("--n-envs", type=int, help=f"games per rollout (default {d.n_envs})")
+    p.add_argument("--workers", type=int, help=f"rollout processes (default {d.workers})")
+    p.add_argument("--eval-every", type=int, help=f"timesteps between evaluations (default {d.eval_every:,}; 0 = end only)")
+    p.add_argument("--eval-deals", type=int, help=f"duplicate deals per baseline per evaluation (default {d.eval_deals})")
+    p.add_argument("--final-eval-deals", type=int, help=f"duplicate deals per baseline at the end (default {d.final_eval_deals})")
+    p.add_argument("--checkpoint-every", type=int, help=f"timesteps between checkpoints (default {d.checkpoint_every:,})")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    # RLlib-only flags (issue: scale out)
+    p.add_argument("--num-env-runners", type=int, default=1, help="RLlib: parallel rollout workers")
+    p.add_argument("--address", default=None, help="RLlib: address of an existing Ray cluster (default: local Ray)")
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    """The ``TrainConfig`` the flags describe.
+
+    Raises:
+        ValueError: an unreadable config file, an unknown key or a bad value.
+    """
+    d: dict[str, Any] = {}
+    if args.config:
+        d.update(TrainConfig.from_toml(args.config).to_dict())
+    for item in args.set:
+        if "=" not in item:
+            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        try:
+            d[k.strip()] = tomllib.loads(f"v = {v}")["v"]
+        except tomllib.TOMLDecodeError:
+            d[k.strip()] = v
+    flags = {"rules": args.rules, "num_players": args.num_players, "timesteps": args.timesteps, "out": args.out,
+             "seed": args.seed, "n_envs": args.n_envs, "workers": args.workers, "eval_every": args.eval_every,
+             "eval_deals": args.eval_deals, "final_eval_deals": args.final_eval_deals,
+             "checkpoint_every": args.checkpoint_every}
+    d.update({k: v for k, v in flags.items() if v is not None})
+    if args.no_progress:
+        d["progress"] = False
+    cfg = TrainConfig.from_dict(d)
+    if cfg.out == TrainConfig().out and "out" not in d:
+        cfg.out = f"runs/{cfg.rules}"
+    return cfg
+
+
+def main(args: argparse.Namespace) -> int:
+    cfg = config_from_args(args)
+    if args.backend == "rllib":
+        try:
+            from . import rllib
+        except ImportError as e:
+            raise ValueError(f"--backend rllib needs the rllib extra (pip install 'rummy-env[rllib]'): {e}") from None
+        return rllib.main(cfg, args)
+    from .trainer import train
+
+    train(cfg, resume=args.resume)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    p = argparse.ArgumentParser(prog="rummy train")
+    add_arguments(p)
+    sys.exit(main(p.parse_args()))

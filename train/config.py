@@ -1,0 +1,198 @@
+"""Every hyper-parameter of ``rummy train`` in one documented dataclass.
+
+Values come from the defaults below, then a TOML file (``--config FILE``), then
+command-line flags; the config actually used is saved beside the run as
+``config.toml`` (and ``rummy_config.json`` for the exporter).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass
+class TrainConfig:
+    """Self-play MaskablePPO configuration (CleanRL-style: one place for everything)."""
+
+    # --- the table
+    rules: str = "classic"
+    """Rules preset the learner plays (RULES.md §9)."""
+    num_players: int | None = None
+    """Players at the table (None: the preset's smallest count)."""
+    reward_scale: float = 0.01
+    """Hand points are multiplied by this to give the reward (a 50-point hand = 0.5)."""
+
+    # --- run length and seeding
+    timesteps: int = 2_000_000
+    """Learner timesteps (learner decisions) to train for."""
+    seed: int = 0
+    """Seeds the deals, the learner's seat, the opponent sampling, torch and PPO."""
+    out: str = "runs/classic"
+    """Run folder: checkpoints, TensorBoard logs, config, evaluation report, plots."""
+
+    # --- parallel rollout
+    n_envs: int = 64
+    """Games stepped in lock-step per process; opponents' moves are batched across them."""
+    workers: int = 1
+    """Rollout processes (each with n_envs / workers games); 1 keeps everything in-process."""
+    torch_threads: int = 2
+    """torch intra-op threads in the learner process."""
+
+    # --- PPO (sb3-contrib MaskablePPO)
+    n_steps: int = 64
+    """Rollout length per game before each update (batch = n_steps * n_envs)."""
+    batch_size: int = 1024
+    """Minibatch size of the PPO update."""
+    n_epochs: int = 3
+    """Passes over each rollout batch."""
+    learning_rate: float = 5e-4
+    """Adam step size (linearly annealed to lr_final_frac of it)."""
+    lr_final_frac: float = 0.2
+    """Final learning rate as a fraction of learning_rate."""
+    gamma: float = 0.995
+    """Discount per learner decision (a hand is ~20-60 learner decisions)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_range: float = 0.2
+    """PPO clip range."""
+    ent_coef: float = 0.01
+    """Entropy bonus."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient clipping."""
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the policy and of the value network (separate networks)."""
+
+    # --- opponent pool
+    snapshot_every: int = 100_000
+    """Learner timesteps between frozen snapshots of the policy added to the pool."""
+    max_snapshots: int = 8
+    """Snapshots kept (oldest dropped first)."""
+    opponent_weights: dict[str, float] = field(
+        default_factory=lambda: {"snapshot": 0.5, "random": 0.05, "greedy": 0.2, "heuristic": 0.25}
+    )
+    """Sampling weights of the opponent kinds, drawn per seat per hand; "snapshot"
+    picks a stored snapshot (the latest with probability latest_prob, else uniform)."""
+    latest_prob: float = 0.5
+    """Within "snapshot": probability of the most recent snapshot."""
+
+    # --- evaluation and checkpoints
+    eval_every: int = 250_000
+    """Learner timesteps between duplicate-deal evaluations (0: only at the end)."""
+    eval_deals: int = 200
+    """Duplicate deals per baseline at each evaluation (each played once per seat rotation)."""
+    final_eval_deals: int = 500
+    """Duplicate deals per baseline in the final report."""
+    eval_baselines: list[str] = field(default_factory=lambda: ["random", "greedy", "heuristic"])
+    """Baselines evaluated against."""
+    checkpoint_every: int = 250_000
+    """Learner timesteps between checkpoints (one is also written at the end and on Ctrl-C)."""
+    progress: bool = True
+    """Show a progress bar."""
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first bad field and what is allowed."""
+        pos_int = ("timesteps", "n_envs", "workers", "torch_threads", "n_steps", "batch_size", "n_epochs",
+                   "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "checkpoint_every")
+        for name in pos_int:
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if not isinstance(self.eval_every, int) or self.eval_every < 0:
+            raise ValueError(f"eval_every must be an int >= 0, got {self.eval_every!r}")
+        if self.n_envs % self.workers:
+            raise ValueError(f"n_envs ({self.n_envs}) must be a multiple of workers ({self.workers})")
+        if (self.n_steps * self.n_envs) % self.batch_size:
+            raise ValueError(
+                f"batch_size ({self.batch_size}) must divide n_steps * n_envs ({self.n_steps * self.n_envs})")
+        for name in ("learning_rate", "reward_scale"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        for name in ("gamma", "gae_lambda", "lr_final_frac", "latest_prob"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        kinds = ("snapshot", "random", "greedy", "heuristic")
+        for k, w in self.opponent_weights.items():
+            if k not in kinds:
+                raise ValueError(f"opponent_weights: unknown kind {k!r}; kinds: {', '.join(kinds)}")
+            if not isinstance(w, (int, float)) or w < 0:
+                raise ValueError(f"opponent_weights[{k!r}] must be a number >= 0, got {w!r}")
+        if sum(self.opponent_weights.values()) <= 0:
+            raise ValueError("opponent_weights must have a positive total")
+        for b in self.eval_baselines:
+            if b not in ("random", "greedy", "heuristic"):
+                raise ValueError(f"eval_baselines: unknown baseline {b!r}; baselines: random, greedy, heuristic")
+        if not self.net_arch or not all(isinstance(x, int) and x > 0 for x in self.net_arch):
+            raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")
+
+    # --- (de)serialisation
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        return {k: v for k, v in d.items() if v is not None}
+
+    def to_toml(self) -> str:
+        """The config as TOML text (what ``config.toml`` holds)."""
+        lines, tables = [], []
+        for k, v in self.to_dict().items():
+            if isinstance(v, dict):
+                tables.append((k, v))
+            else:
+                lines.append(f"{k} = {_toml_value(v)}")
+        for k, v in tables:
+            lines.append(f"\n[{k}]")
+            lines += [f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
+        """Build from a dict; unknown keys raise ``ValueError`` listing the known ones."""
+        names = {f.name for f in fields(cls)}
+        bad = [k for k in d if k not in names]
+        if bad:
+            raise ValueError(f"unknown config key(s) {', '.join(bad)}; keys: {', '.join(sorted(names))}")
+        cfg = cls(**d)
+        cfg.validate()
+        return cfg
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "TrainConfig":
+        """Read a TOML config file (keys as the fields of this class).
+
+        Raises:
+            ValueError: unreadable TOML or an unknown/bad key.
+        """
+        try:
+            with open(path, "rb") as f:
+                d = tomllib.load(f)
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ValueError(f"cannot read config {path}: {e}") from None
+        return cls.from_dict(d)
+
+    def save(self, run_dir: Path, rules_json: Any) -> None:
+        """Write ``config.toml`` and ``rummy_config.json`` (config + resolved rules) into ``run_dir``."""
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.toml").write_text(self.to_toml())
+        (run_dir / "rummy_config.json").write_text(
+            json.dumps({"env": "rummy_v0", "rules": rules_json, "config": self.to_dict()}, indent=2))
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")

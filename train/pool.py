@@ -1,0 +1,147 @@
+"""The opponent pool: frozen snapshots of the learner plus the scripted baselines.
+
+A snapshot is a frozen copy of the actor part of a MaskablePPO policy (features,
+policy MLP, action head). Snapshots act in batches across all games of a rollout
+(``act_batch``), sampling from their masked policy with a seeded numpy RNG.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+KINDS = ("snapshot", "random", "greedy", "heuristic")
+
+
+class ActorNet(nn.Module):
+    """The actor of an SB3 MlpPolicy as one plain module: observation float32
+    ``[B, obs_dim]`` -> logits float32 ``[B, 579]`` (no mask applied).
+
+    Built from sizes (so worker processes can rebuild it from a state dict) or from a
+    policy with ``ActorNet.from_policy``; layers mirror SB3's ``mlp_extractor.policy_net``
+    (Linear + activation per hidden size) and ``action_net``.
+    """
+
+    def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh") -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        last = obs_dim
+        for h in net_arch:
+            layers += [nn.Linear(last, h), getattr(nn, activation)()]
+            last = h
+        self.policy_net = nn.Sequential(*layers)
+        self.action_net = nn.Linear(last, n_actions)
+        self.spec = {"obs_dim": obs_dim, "net_arch": list(net_arch), "n_actions": n_actions, "activation": activation}
+        self.eval()
+        for p in self.parameters():
+            p.requires_grad_(False)
+
+    @classmethod
+    def from_policy(cls, policy: Any) -> "ActorNet":
+        """Copy the actor weights of an SB3 ``(Maskable)ActorCriticPolicy`` with a flat Box
+        observation and an MLP extractor."""
+        linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
+        acts = [type(m).__name__ for m in policy.mlp_extractor.policy_net if not isinstance(m, nn.Linear)]
+        net = cls(linears[0].in_features if linears else policy.action_net.in_features,
+                  [m.out_features for m in linears], policy.action_net.out_features, acts[0] if acts else "Tanh")
+        net.policy_net.load_state_dict({k: v.detach().cpu().clone() for k, v in policy.mlp_extractor.policy_net.state_dict().items()})
+        net.action_net.load_state_dict({k: v.detach().cpu().clone() for k, v in policy.action_net.state_dict().items()})
+        return net
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.action_net(self.policy_net(obs))
+
+
+def masked_logits(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Logits of ``net`` for a batch, illegal actions set to ``-inf`` (float32 ``[B, 579]``)."""
+    with torch.no_grad():
+        logits = net(torch.as_tensor(obs, dtype=torch.float32)).numpy()
+    return np.where(masks.astype(bool), logits, -np.inf)
+
+
+class SnapshotAgent:
+    """A frozen policy snapshot. ``act`` follows API.md's agent protocol (sampling);
+    ``act_batch`` answers many games at once. ``greedy=True`` takes the most probable
+    legal action instead of sampling."""
+
+    def __init__(self, net: ActorNet, name: str = "snapshot", seed: int | None = None, greedy: bool = False) -> None:
+        self.net = net
+        self.name = name
+        self.greedy = greedy
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """Actions (int64 ``[B]``) for observations ``[B, obs_dim]`` and masks ``[B, 579]``."""
+        logits = masked_logits(self.net, obs, masks)
+        if self.greedy:
+            return logits.argmax(axis=1)
+        g = (rng or self.rng).gumbel(size=logits.shape)
+        return (logits + g).argmax(axis=1)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.act_batch(observation[None], action_mask[None])[0])
+
+
+class OpponentPool:
+    """Samples opponents: each seat of each hand draws a kind by ``weights``; the
+    "snapshot" kind picks the latest snapshot with probability ``latest_prob``, else a
+    uniformly random stored one. Until the first snapshot exists, "snapshot" draws fall
+    back to the other kinds.
+
+    Args:
+        weights: kind -> weight (kinds: snapshot, random, greedy, heuristic).
+        max_snapshots: snapshots kept; the oldest is dropped first.
+        latest_prob: probability of the newest snapshot within the snapshot kind.
+        baselines: kind -> agent object for the scripted kinds.
+    """
+
+    def __init__(self, weights: dict[str, float], max_snapshots: int, latest_prob: float,
+                 baselines: dict[str, Any]) -> None:
+        self.weights = {k: float(w) for k, w in weights.items() if w > 0}
+        self.max_snapshots = max_snapshots
+        self.latest_prob = latest_prob
+        self.baselines = baselines
+        self.snapshots: list[SnapshotAgent] = []
+        self.snapshot_steps: list[int] = []
+
+    def add_snapshot(self, policy: Any, step: int) -> None:
+        """Freeze ``policy`` (an SB3 policy) as a new snapshot taken at ``step``."""
+        self.add_net(ActorNet.from_policy(policy), step)
+
+    def add_net(self, net: ActorNet, step: int) -> None:
+        """Add an already frozen actor as a snapshot taken at ``step``."""
+        self.snapshots.append(SnapshotAgent(net, name=f"snapshot@{step}"))
+        self.snapshot_steps.append(step)
+        if len(self.snapshots) > self.max_snapshots:
+            self.snapshots.pop(0)
+            self.snapshot_steps.pop(0)
+
+    def sample(self, rng: np.random.Generator) -> tuple[str, Any]:
+        """(kind, agent) for one seat."""
+        kinds = [k for k in self.weights if k != "snapshot" or self.snapshots]
+        w = np.array([self.weights[k] for k in kinds])
+        kind = kinds[int(rng.choice(len(kinds), p=w / w.sum()))]
+        if kind == "snapshot":
+            if rng.random() < self.latest_prob:
+                return kind, self.snapshots[-1]
+            return kind, self.snapshots[int(rng.integers(len(self.snapshots)))]
+        return kind, self.baselines[kind]
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint stores: the snapshots' weights and steps."""
+        return {"steps": list(self.snapshot_steps),
+                "specs": [s.net.spec for s in self.snapshots],
+                "nets": [s.net.state_dict() for s in self.snapshots]}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore snapshots saved by ``state()``."""
+        self.snapshots, self.snapshot_steps = [], []
+        for step, spec, sd in zip(state["steps"], state["specs"], state["nets"]):
+            net = ActorNet(**spec)
+            net.load_state_dict(sd)
+            self.add_net(net, step)

@@ -1,0 +1,155 @@
+"""Self-play games spread over worker processes, so rollouts use every core.
+
+Each worker process owns a ``SelfPlayVecEnv`` with its share of the games, its own
+copy of the opponent pool (snapshots are sent to it as weights) and its own scripted
+baselines. The learner process only runs the policy and the PPO update.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from rummy_env.actions import NUM_ACTIONS
+from rummy_env.observation import obs_size
+from rummy_env.rules import Rules
+
+
+def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, seed: int):
+    """An ``OpponentPool`` with the scripted baselines (seeded) it needs."""
+    from agents import make_agent
+
+    from .pool import OpponentPool
+
+    baselines = {k: make_agent(k, seed=seed + i) for i, k in enumerate(("random", "greedy", "heuristic"))
+                 if weights.get(k, 0) > 0}
+    return OpponentPool(weights, max_snapshots, latest_prob, baselines)
+
+
+def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, pool_args: tuple) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    from .pool import ActorNet
+    from .vec_env import SelfPlayVecEnv
+
+    pool = make_pool(*pool_args, seed=seed)
+    venv = SelfPlayVecEnv(Rules.from_json(rules_json), pool, n_envs, seed=seed, reward_scale=reward_scale)
+    try:
+        while True:
+            cmd, data = conn.recv()
+            if cmd == "reset":
+                obs = venv.reset()
+                conn.send((obs, venv.action_masks()))
+            elif cmd == "step":
+                obs, rew, done, infos = venv.step(data)
+                conn.send((obs, rew, done, infos, venv.action_masks(), venv.opponent_time, venv.opponent_decisions))
+            elif cmd == "add_snapshot":
+                spec, sd, step = data
+                net = ActorNet(**spec)
+                net.load_state_dict(sd)
+                pool.add_net(net, step)
+            elif cmd == "close":
+                break
+    except (KeyboardInterrupt, EOFError):
+        pass
+    finally:
+        conn.close()
+
+
+class MultiProcSelfPlayVecEnv(VecEnv):
+    """``n_envs`` self-play games over ``workers`` processes (same interface as
+    ``SelfPlayVecEnv``: observations float32 ``[n_envs, obs_dim]``, ``action_masks()``
+    bool ``[n_envs, 579]``)."""
+
+    render_mode = None
+
+    def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
+                 weights: dict[str, float], max_snapshots: int, latest_prob: float) -> None:
+        n = rules.num_players
+        super().__init__(n_envs, gym.spaces.Box(0.0, np.inf, shape=(obs_size(n),), dtype=np.float32),
+                         gym.spaces.Discrete(NUM_ACTIONS))
+        self.per = n_envs // workers
+        ctx = mp.get_context("spawn")
+        seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(workers)]
+        self.conns, self.procs = [], []
+        for w in range(workers):
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_worker, daemon=True,
+                            args=(child, rules.to_json(), self.per, seeds[w], reward_scale,
+                                  (weights, max_snapshots, latest_prob)))
+            p.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(p)
+        self._masks = np.zeros((n_envs, NUM_ACTIONS), dtype=bool)
+        self.opponent_time = 0.0
+        self.opponent_decisions = 0
+        self._opp = [(0.0, 0)] * workers
+        self._closed = False
+
+    def add_snapshot(self, net: Any, step: int) -> None:
+        """Send a frozen ``ActorNet`` to every worker's pool."""
+        for c in self.conns:
+            c.send(("add_snapshot", (net.spec, net.state_dict(), step)))
+
+    def reset(self) -> np.ndarray:
+        for c in self.conns:
+            c.send(("reset", None))
+        res = [c.recv() for c in self.conns]
+        self._masks = np.concatenate([r[1] for r in res])
+        return np.concatenate([r[0] for r in res])
+
+    def step_async(self, actions: np.ndarray) -> None:
+        actions = np.asarray(actions)
+        for w, c in enumerate(self.conns):
+            c.send(("step", actions[w * self.per:(w + 1) * self.per]))
+
+    def step_wait(self):
+        res = [c.recv() for c in self.conns]
+        obs = np.concatenate([r[0] for r in res])
+        rew = np.concatenate([r[1] for r in res])
+        done = np.concatenate([r[2] for r in res])
+        infos = [i for r in res for i in r[3]]
+        self._masks = np.concatenate([r[4] for r in res])
+        self._opp = [(r[5], r[6]) for r in res]
+        self.opponent_time = sum(t for t, _ in self._opp)
+        self.opponent_decisions = sum(d for _, d in self._opp)
+        return obs, rew, done, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self._masks.copy()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for c in self.conns:
+            try:
+                c.send(("close", None))
+            except (BrokenPipeError, OSError):
+                pass
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name == "action_masks" or hasattr(self, attr_name)
+
+    def env_method(self, method_name: str, *args, indices=None, **kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            return [self._masks[i] for i in self._get_indices(indices)]
+        raise AttributeError(f"MultiProcSelfPlayVecEnv has no per-env method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]

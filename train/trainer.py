@@ -1,0 +1,364 @@
+"""Self-play MaskablePPO: the loop behind ``rummy train``.
+
+The learner (sb3-contrib ``MaskablePPO``, separate policy and value MLPs) plays a
+random seat of each hand against opponents drawn from an ``OpponentPool`` of frozen
+snapshots of itself and the scripted baselines. Every ``eval_every`` steps it is
+evaluated on duplicate deals against each baseline (``eval.tournament``); the best
+model by mean win rate is kept as ``best_model.zip``. Checkpoints (model, opponent
+pool, trainer state, config) are written every ``checkpoint_every`` steps, at the
+end, and on Ctrl-C; ``--resume`` continues from one with the step count intact.
+
+Run folder layout::
+
+    config.toml, rummy_config.json   the config used and the resolved rules
+    tb/                              TensorBoard logs
+    checkpoints/step_<N>/            model.zip, pool.pt, trainer_state.json, rummy_config.json
+    best_model.zip, final_model.zip  (+ rummy_config.json beside them)
+    eval_history.json, learning_curve.png, report.json, report.md
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+
+from rummy_env.observation import obs_size
+from rummy_env.rules import Rules
+
+from .config import TrainConfig
+from .pool import ActorNet, OpponentPool, SnapshotAgent
+
+CHECKPOINT_FILES = ("model.zip", "pool.pt", "trainer_state.json", "rummy_config.json")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt, or made for other rules or shapes."""
+
+
+def make_rules(cfg: TrainConfig) -> Rules:
+    """The ``Rules`` a config trains on (preset + player count)."""
+    kw = {} if cfg.num_players is None else {"num_players": cfg.num_players}
+    return Rules.preset(cfg.rules, **kw)
+
+
+def greedy_agent(model: MaskablePPO, name: str = "learner") -> SnapshotAgent:
+    """The current policy, frozen, acting greedily (most probable legal action)."""
+    return SnapshotAgent(ActorNet.from_policy(model.policy), name=name, greedy=True)
+
+
+def evaluate_vs_baselines(agent: Any, rules: Rules, baselines: list[str], deals: int, seed: int,
+                          workers: int = 1) -> dict[str, dict[str, Any]]:
+    """Duplicate-deal results of ``agent`` against each baseline (``eval.tournament.evaluate``)."""
+    from eval.tournament import evaluate
+
+    return {b: evaluate(agent, b, rules=rules, deals=deals, seed=seed, workers=workers) for b in baselines}
+
+
+def _lr_schedule(cfg: TrainConfig):
+    lr0, frac = cfg.learning_rate, cfg.lr_final_frac
+
+    def schedule(progress_remaining: float) -> float:
+        return lr0 * (frac + (1 - frac) * progress_remaining)
+
+    return schedule
+
+
+# ---------------------------------------------------------------- checkpoints
+
+def save_checkpoint(path: Path, model: MaskablePPO, pool: OpponentPool, state: dict[str, Any],
+                    cfg: TrainConfig, rules: Rules) -> Path:
+    """Write a checkpoint folder atomically (a temp folder renamed into place)."""
+    tmp = path.with_name(path.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    model.save(tmp / "model.zip")
+    torch.save(pool.state(), tmp / "pool.pt")
+    (tmp / "trainer_state.json").write_text(json.dumps(state, indent=2))
+    cfg.save(tmp, rules.to_json())
+    (tmp / "config.toml").unlink()
+    if path.exists():
+        shutil.rmtree(path)
+    tmp.rename(path)
+    return path
+
+
+def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[str, Any]:
+    """Read and check a checkpoint folder (or its ``model.zip``).
+
+    Returns ``{"model_path", "pool", "state"}``.
+
+    Raises:
+        CheckpointError: missing files, corrupt contents, or rules / observation size
+            that differ from this run's.
+    """
+    p = Path(path)
+    if p.is_file() and p.name == "model.zip":
+        p = p.parent
+    if not p.is_dir():
+        raise CheckpointError(f"checkpoint {path} does not exist (give a checkpoints/step_N folder)")
+    missing = [f for f in CHECKPOINT_FILES if not (p / f).is_file()]
+    if missing:
+        raise CheckpointError(f"checkpoint {p} is incomplete: missing {', '.join(missing)}")
+    try:
+        state = json.loads((p / "trainer_state.json").read_text())
+        meta = json.loads((p / "rummy_config.json").read_text())
+        with zipfile.ZipFile(p / "model.zip") as z:
+            if z.testzip() is not None:
+                raise ValueError("a member of model.zip fails its CRC check")
+            data = json.loads(z.read("data"))
+        pool_state = torch.load(p / "pool.pt", weights_only=True)
+        steps = int(state["num_timesteps"])
+    except Exception as e:  # noqa: BLE001 - any failure here means a corrupt checkpoint
+        raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {e}") from None
+    theirs = Rules.from_json(meta["rules"])
+    if theirs != rules:
+        raise CheckpointError(
+            f"checkpoint {p} was trained on rules {meta['rules']!r}, this run uses {rules.to_json()!r}; "
+            "resume with the same --rules / num_players")
+    shape = data.get("observation_space", {}).get("_shape") if isinstance(data.get("observation_space"), dict) else None
+    if shape is not None and list(shape) != [obs_size(rules.num_players)]:
+        raise CheckpointError(f"checkpoint {p} has observation shape {shape}, expected [{obs_size(rules.num_players)}]")
+    return {"model_path": p / "model.zip", "pool": pool_state, "state": state, "steps": steps}
+
+
+# ---------------------------------------------------------------- the callback
+
+class SelfPlayCallback(BaseCallback):
+    """Logs self-play results, adds snapshots, evaluates, keeps the best model and
+    writes checkpoints on schedule."""
+
+    def __init__(self, trainer: "Trainer") -> None:
+        super().__init__()
+        self.t = trainer
+        self._stats: dict[str, list[float]] = {}
+        self._rollout_t0 = time.perf_counter()
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos", ()):
+            if "win" in info:
+                for key in ("all", info["opponent"].split("+")[0] if self.t.rules.num_players == 2 else info["opponent"]):
+                    self._stats.setdefault(f"win/{key}", []).append(info["win"])
+                    self._stats.setdefault(f"points/{key}", []).append(info["points"])
+                self._stats.setdefault("hand_length", []).append(info["episode"]["l"])
+        self.t.on_step(self.num_timesteps)
+        return True
+
+    def _on_rollout_end(self) -> None:
+        for k, v in self._stats.items():
+            self.logger.record(f"selfplay/{k}", float(np.mean(v)))
+        self._stats = {}
+        venv = self.t.venv
+        dt = time.perf_counter() - self._rollout_t0
+        self.logger.record("perf/opponent_decisions", venv.opponent_decisions)
+        self.logger.record("perf/opponent_time_s", venv.opponent_time)
+        self.logger.record("perf/wall_s", dt)
+
+    def _on_rollout_start(self) -> None:
+        pass
+
+
+# ---------------------------------------------------------------- the trainer
+
+class Trainer:
+    """Builds the env, model and pool from a ``TrainConfig`` and runs ``learn``.
+
+    Raises:
+        ValueError: a bad config; ``CheckpointError`` for a bad ``resume``.
+    """
+
+    def __init__(self, cfg: TrainConfig, resume: str | None = None, verbose: int = 1) -> None:
+        cfg.validate()
+        self.cfg = cfg
+        self.rules = make_rules(cfg)
+        self.run_dir = Path(cfg.out)
+        self.verbose = verbose
+        ck = load_checkpoint(resume, cfg, self.rules) if resume else None
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        cfg.save(self.run_dir, self.rules.to_json())
+        torch.set_num_threads(cfg.torch_threads)
+        torch.distributions.Distribution.set_default_validate_args(False)  # masks are checked by the env
+        self.venv = self._make_venv()
+        pk = dict(net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)))
+        common = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
+                      gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
+                      vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, learning_rate=_lr_schedule(cfg),
+                      tensorboard_log=str(self.run_dir / "tb"), seed=cfg.seed, device="cpu", verbose=0)
+        if ck:
+            try:
+                self.model = MaskablePPO.load(ck["model_path"], env=self.venv, device="cpu", **{
+                    k: v for k, v in common.items() if k not in ("seed",)})
+            except Exception as e:  # noqa: BLE001
+                self.venv.close()
+                raise CheckpointError(f"cannot load {ck['model_path']}: {e}") from None
+            self.state = ck["state"]
+            self.pool_state = ck["pool"]
+        else:
+            self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=pk, **common)
+            self.state = {"num_timesteps": 0, "next_snapshot": 0, "next_eval": cfg.eval_every or math.inf,
+                          "next_checkpoint": cfg.checkpoint_every, "eval_history": [], "best_score": None,
+                          "wall_time_s": 0.0}
+            self.pool_state = None
+        self._restore_pool()
+        self._t0 = time.perf_counter()
+        self._wall0 = float(self.state.get("wall_time_s", 0.0))
+
+    # -- construction helpers
+    def _make_venv(self):
+        cfg = self.cfg
+        if cfg.workers == 1:
+            from .subproc import make_pool
+            from .vec_env import SelfPlayVecEnv
+
+            self.pool = make_pool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, seed=cfg.seed)
+            return SelfPlayVecEnv(self.rules, self.pool, cfg.n_envs, seed=cfg.seed, reward_scale=cfg.reward_scale)
+        from .subproc import MultiProcSelfPlayVecEnv
+
+        self.pool = OpponentPool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, {})
+        return MultiProcSelfPlayVecEnv(self.rules, cfg.n_envs, cfg.workers, cfg.seed, cfg.reward_scale,
+                                       cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob)
+
+    def _add_snapshot_net(self, net: ActorNet, step: int) -> None:
+        self.pool.add_net(net, step)
+        if hasattr(self.venv, "add_snapshot"):
+            self.venv.add_snapshot(net, step)
+
+    def _restore_pool(self) -> None:
+        if self.pool_state:
+            for step, spec, sd in zip(self.pool_state["steps"], self.pool_state["specs"], self.pool_state["nets"]):
+                net = ActorNet(**spec)
+                net.load_state_dict(sd)
+                self._add_snapshot_net(net, step)
+
+    # -- scheduled work
+    def on_step(self, t: int) -> None:
+        st = self.state
+        st["num_timesteps"] = t
+        if t >= st["next_snapshot"]:
+            self._add_snapshot_net(ActorNet.from_policy(self.model.policy), t)
+            st["next_snapshot"] = t + self.cfg.snapshot_every
+        if t >= st["next_eval"]:
+            self.evaluate(t, self.cfg.eval_deals)
+            st["next_eval"] = t + self.cfg.eval_every
+        if t >= st["next_checkpoint"]:
+            self.checkpoint()
+            st["next_checkpoint"] = t + self.cfg.checkpoint_every
+
+    def wall_time(self) -> float:
+        return self._wall0 + time.perf_counter() - self._t0
+
+    def evaluate(self, t: int, deals: int) -> dict[str, Any]:
+        """Duplicate-deal evaluation against each baseline; logs, records, keeps the best."""
+        agent = greedy_agent(self.model)
+        res = evaluate_vs_baselines(agent, self.rules, self.cfg.eval_baselines, deals, seed=10_000 + self.cfg.seed)
+        row = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
+        for b, r in res.items():
+            row[b] = {k: r[k] for k in ("win_rate", "win_rate_ci", "mean_points", "mean_points_ci", "hands") if k in r}
+            self.model.logger.record(f"eval/win_rate_vs_{b}", r["win_rate"])
+            self.model.logger.record(f"eval/points_vs_{b}", r["mean_points"])
+        score = float(np.mean([res[b]["win_rate"] for b in res]))
+        row["score"] = score
+        self.state["eval_history"].append(row)
+        (self.run_dir / "eval_history.json").write_text(json.dumps(self.state["eval_history"], indent=2))
+        if self.state["best_score"] is None or score > self.state["best_score"]:
+            self.state["best_score"] = score
+            self.model.save(self.run_dir / "best_model.zip")
+        if self.verbose:
+            parts = ", ".join(f"{b} {res[b]['win_rate']:.3f}" for b in res)
+            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] win rate vs {parts}", flush=True)
+        return res
+
+    def checkpoint(self) -> Path:
+        self.state["wall_time_s"] = self.wall_time()
+        path = self.run_dir / "checkpoints" / f"step_{self.state['num_timesteps']}"
+        save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules)
+        if self.verbose:
+            print(f"[checkpoint] {path}", flush=True)
+        return path
+
+    # -- the run
+    def learn(self) -> dict[str, Any]:
+        """Train to ``cfg.timesteps``; on Ctrl-C save a checkpoint and re-raise."""
+        cfg = self.cfg
+        remaining = cfg.timesteps - self.state["num_timesteps"]
+        cb = SelfPlayCallback(self)
+        try:
+            if remaining > 0:
+                self.model.learn(total_timesteps=remaining, callback=cb, progress_bar=cfg.progress,
+                                 reset_num_timesteps=self.state["num_timesteps"] == 0, tb_log_name="ppo")
+        except KeyboardInterrupt:
+            path = self.checkpoint()
+            print(f"\ninterrupted: checkpoint saved to {path}; resume with --resume {path}", flush=True)
+            self.venv.close()
+            raise
+        self.state["num_timesteps"] = self.model.num_timesteps
+        self.checkpoint()
+        self.model.save(self.run_dir / "final_model.zip")
+        report = self.final_report()
+        self.venv.close()
+        return report
+
+    def final_report(self) -> dict[str, Any]:
+        """Evaluate the final model on ``final_eval_deals`` against each baseline and write
+        ``report.json``, ``report.md`` and ``learning_curve.png``."""
+        t = self.model.num_timesteps
+        res = evaluate_vs_baselines(greedy_agent(self.model), self.rules, self.cfg.eval_baselines,
+                                    self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed)
+        wall = self.wall_time()
+        report = {"timesteps": t, "wall_time_s": round(wall, 1),
+                  "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
+                  "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res}
+        (self.run_dir / "report.json").write_text(json.dumps(report, indent=2, default=float))
+        lines = [f"# Evaluation after {t:,} timesteps ({wall / 60:.1f} min)", "",
+                 f"Duplicate deals per baseline: {self.cfg.final_eval_deals} (each played in both seat rotations)", "",
+                 "| opponent | hands | win rate | 95% CI | mean points/hand | 95% CI |", "|---|---|---|---|---|---|"]
+        for b, r in res.items():
+            lo, hi = r["win_rate_ci"]
+            plo, phi = r["mean_points_ci"]
+            lines.append(f"| {b} | {r['hands']} | {r['win_rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
+                         f"{r['mean_points']:+.2f} | [{plo:+.2f}, {phi:+.2f}] |")
+        (self.run_dir / "report.md").write_text("\n".join(lines) + "\n")
+        self._plot_curve()
+        if self.verbose:
+            print("\n".join(lines), flush=True)
+        return report
+
+    def _plot_curve(self) -> None:
+        hist = self.state["eval_history"]
+        if not hist:
+            return
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        xs = [h["timesteps"] for h in hist]
+        for b in self.cfg.eval_baselines:
+            ys = [h[b]["win_rate"] for h in hist]
+            lo = [h[b]["win_rate"] - h[b]["win_rate_ci"][0] for h in hist]
+            hi = [h[b]["win_rate_ci"][1] - h[b]["win_rate"] for h in hist]
+            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=f"vs {b}")
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel("learner timesteps")
+        ax.set_ylabel("win rate (hands, duplicate deals)")
+        ax.set_ylim(0, 1)
+        ax.legend()
+        ax.set_title(f"rummy_v0 {self.cfg.rules}: self-play MaskablePPO")
+        fig.tight_layout()
+        fig.savefig(self.run_dir / "learning_curve.png", dpi=120)
+        plt.close(fig)
+
+
+def train(cfg: TrainConfig, resume: str | None = None, verbose: int = 1) -> dict[str, Any]:
+    """Run one training to completion and return the final report (see ``Trainer``)."""
+    return Trainer(cfg, resume=resume, verbose=verbose).learn()
