@@ -196,7 +196,7 @@ class Trainer:
         if ck:
             try:
                 self.model = MaskablePPO.load(ck["model_path"], env=self.venv, device="cpu", **{
-                    k: v for k, v in common.items() if k not in ("seed",)})
+                    k: v for k, v in common.items() if k not in ("seed", "device")})
             except Exception as e:  # noqa: BLE001
                 self.venv.close()
                 raise CheckpointError(f"cannot load {ck['model_path']}: {e}") from None
@@ -262,7 +262,7 @@ class Trainer:
         res = evaluate_vs_baselines(agent, self.rules, self.cfg.eval_baselines, deals, seed=10_000 + self.cfg.seed)
         row = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
         for b, r in res.items():
-            row[b] = {k: r[k] for k in ("win_rate", "win_rate_ci", "mean_points", "mean_points_ci", "hands") if k in r}
+            row[b] = {k: r[k] for k in ("win_rate", "win_ci", "mean_points", "points_ci", "games") if k in r}
             self.model.logger.record(f"eval/win_rate_vs_{b}", r["win_rate"])
             self.model.logger.record(f"eval/points_vs_{b}", r["mean_points"])
         score = float(np.mean([res[b]["win_rate"] for b in res]))
@@ -322,9 +322,9 @@ class Trainer:
                  f"Duplicate deals per baseline: {self.cfg.final_eval_deals} (each played in both seat rotations)", "",
                  "| opponent | hands | win rate | 95% CI | mean points/hand | 95% CI |", "|---|---|---|---|---|---|"]
         for b, r in res.items():
-            lo, hi = r["win_rate_ci"]
-            plo, phi = r["mean_points_ci"]
-            lines.append(f"| {b} | {r['hands']} | {r['win_rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
+            lo, hi = r["win_ci"]
+            plo, phi = r["points_ci"]
+            lines.append(f"| {b} | {r['games']} | {r['win_rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
                          f"{r['mean_points']:+.2f} | [{plo:+.2f}, {phi:+.2f}] |")
         (self.run_dir / "report.md").write_text("\n".join(lines) + "\n")
         self._plot_curve()
@@ -345,8 +345,8 @@ class Trainer:
         xs = [h["timesteps"] for h in hist]
         for b in self.cfg.eval_baselines:
             ys = [h[b]["win_rate"] for h in hist]
-            lo = [h[b]["win_rate"] - h[b]["win_rate_ci"][0] for h in hist]
-            hi = [h[b]["win_rate_ci"][1] - h[b]["win_rate"] for h in hist]
+            lo = [h[b]["win_rate"] - h[b]["win_ci"][0] for h in hist]
+            hi = [h[b]["win_ci"][1] - h[b]["win_rate"] for h in hist]
             ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=f"vs {b}")
         ax.axhline(0.5, color="grey", lw=0.8, ls="--")
         ax.set_xlabel("learner timesteps")
