@@ -263,3 +263,34 @@ def test_classic_second_dry_stock_voids_the_hand_and_the_match_goes_on():
     assert s.scores == [30, 60] and not s.match_over
     engine.next_hand(s)
     assert s.scores == [30, 60] and not s.hand_over and s.recycles == 0 and s.hand_number == 1
+
+
+@pytest.mark.parametrize("recycle", ["shuffle", "turn_over"])
+@pytest.mark.parametrize("max_recycles,recycles", [(None, 5), (1, 0), (2, 1)])
+def test_on_request_recycle_options(recycle, max_recycles, recycles):
+    s = table("turnover", HANDS, discard=["TD", "3H", "JH", "TH"], melds=MELDS, stock=[],
+              over={"dry_trigger": "on_request", "recycle": recycle, "max_recycles": max_recycles},
+              has_melded=[True] * 4, recycles=recycles)
+    play(s, "draw stock")
+    j = engine.to_json(s)
+    drawn = sorted(set(j["hands"][0]) - set(HANDS[0]))
+    assert len(drawn) == 1 and drawn[0] in ("TD", "3H", "JH")
+    assert sorted(j["stock"] + drawn) == sorted(["TD", "3H", "JH"])
+    assert j["discard"] == ["TH"] and j["recycles"] == recycles + 1
+    if recycle == "turn_over":
+        assert drawn == ["TD"] and j["stock"] == ["3H", "JH"]
+
+
+def test_dry_hand_lowest_deadwood_tie_scores_nothing():
+    hands = [["TD", "JH", "2H", "3D", "AD"],          # 10 + 10 + 2 + 3 + 1 = 26
+             ["KD", "QD", "KH", "QH", "JD"],          # 50
+             ["9D", "9H", "8D", "8H", "7D", "7H"],    # 48
+             ["4D", "4H", "5D", "5H", "6D", "2D"]]    # 4 + 4 + 5 + 5 + 6 + 2 = 26, tied lowest
+    pile = rest_of_deck(*hands, *MELDS)
+    assert sorted(pile) == sorted(["AH", "3H", "6H", "TH"])
+    over = dict(dry_hand="lowest_deadwood", max_recycles=0, dry_trigger="on_request")
+    s = table("deadwood", hands, discard=pile, melds=MELDS, stock=[], over=over, has_melded=[True] * 4)
+    play(s, "draw stock")
+    r = s.result
+    assert (r["outcome"], r["winner"], r["points"]) == ("dry", None, [0, 0, 0, 0])
+    assert s.payoffs == [0, 0, 0, 0]
