@@ -357,6 +357,7 @@ class HeuristicAgent(_Scripted):
     LATE_STOCK = 10
     LATE_WEIGHT = 2.0
     HOLD_FOR_RUMMY = True
+    EXCLUDE_KNOWN = True
 
     def _take_upcard(self, v: PlayerView) -> bool:
         u = v.upcard
@@ -427,6 +428,7 @@ class HeuristicAgent(_Scripted):
         up = (1 << v.upcard) if v.upcard >= 0 else 0
         avail = FULL & ~(v.hand | v.table | v.discard_below | up)
         known = v.opp_known_all
+        mine = avail & ~known if self.EXCLUDE_KNOWN else avail  # cards we could still draw
         acc = v.acc if v.layoffs else 0
         late = v.stock_size <= self.LATE_STOCK or min(v.opp_hand_size) <= 2
         wp = self.LATE_WEIGHT if late else 1.0
@@ -443,19 +445,19 @@ class HeuristicAgent(_Scripted):
             rank = RANK_MASKS[r] & ~b
             outs = 0
             weak = 0.0
-            live_rank = rank & avail
+            live_rank = rank & mine
             if rank & free:
                 outs |= live_rank
             elif live_rank.bit_count() >= 2:
                 weak += 1
-            opp_live = live_rank.bit_count() >= 2
+            opp_live = (rank & avail).bit_count() >= 2
             for w in windows[c]:
                 infree = w & free
                 missing = w & ~free
                 if infree:
-                    if missing & avail == missing:
+                    if missing & mine == missing:
                         outs |= missing
-                elif w & avail == w:
+                elif w & mine == w:
                     weak += 1
                 if w & avail == w:
                     opp_live = True
