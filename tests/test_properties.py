@@ -239,7 +239,7 @@ def play_hand(s, rng, deep=True):
     return steps
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rule_sets(), seed=st.integers(0, 2**32 - 1))
 def test_random_hands_keep_every_invariant(rules, seed):
     rules = rules.replace(max_turns=min(rules.max_turns, 40))
@@ -247,7 +247,7 @@ def test_random_hands_keep_every_invariant(rules, seed):
     play_hand(s, random.Random(seed), deep=True)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(rules=rule_sets(), seed=st.integers(0, 2**32 - 1))
 def test_full_length_hands_end_within_max_turns(rules, seed):
     s = engine.new_game(rules, seed=seed)
@@ -255,7 +255,7 @@ def test_full_length_hands_end_within_max_turns(rules, seed):
     play_hand(s, rng, deep=False)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(rules=rule_sets(), seed=st.integers(0, 2**32 - 1))
 def test_matches_to_a_small_target(rules, seed):
     target = 40
