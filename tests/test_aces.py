@@ -4,7 +4,6 @@ import pytest
 from helpers import legal_texts, play, table
 from rummy_env import engine
 
-FILLER1 = ["KD", "9C", "5S", "4C"]
 
 
 def hand_with(cards, aces, **kw):

@@ -1,6 +1,5 @@
 """RULES.md §5: going out, winner_takes and penalty scoring, going rummy, and the
 seeds' worked examples (seeds/000: 24 and 48; seeds/001: 17; seeds/004: 22)."""
-import pytest
 
 from helpers import play, table
 from rummy_env import engine
