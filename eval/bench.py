@@ -1,0 +1,462 @@
+"""``rummy bench``: speed benchmarks of the environment (and a hook for training's).
+
+``rummy bench env`` plays uniformly random legal moves (one action drawn from the
+legal ids, read from the action mask) as fast as it can, through each layer of the
+stack, and reports decisions per second and hands per second (the median of
+``--repeats`` runs of ``--seconds`` each):
+
+| mode | loop |
+| --- | --- |
+| ``engine`` | ``engine.legal_actions`` + ``engine.apply`` (no observation): the engine micro-benchmark |
+| ``raw_env`` | ``rummy_v0.raw_env``: ``env.last()`` (observation + mask), then ``env.step`` |
+| ``env`` | ``rummy_v0.env()``, the wrapped env, same loop |
+| ``single`` | ``SingleAgentEnv`` with random opponents: ``action_masks()`` + ``step`` |
+
+When they are importable, the same loop runs on two peers, side by side in the
+same process, and the ratios (ours / peer) are printed:
+
+| peer | loop | needs |
+| --- | --- | --- |
+| ``pz_gin_rummy`` | PettingZoo's ``gin_rummy_v4.env()``: ``env.last()`` then ``env.step`` | ``pettingzoo[classic]<1.27`` and rlcard |
+| ``openspiel_gin_rummy`` | OpenSpiel's ``gin_rummy`` through pyspiel: ``observation_tensor()`` + ``legal_actions_mask()`` every decision | ``open-spiel`` |
+
+Every mode counts a *decision* as one action of a player (chance events of
+OpenSpiel and PettingZoo's dead steps after the end are not counted) and a *hand*
+as one episode from the deal to its end; the PettingZoo loops also make the dead
+steps (``step(None)`` for each terminated agent), as ``agent_iter`` would.
+
+``rummy bench train`` calls ``train.bench.run(args)`` (written with the training
+code); without it, it says that training benchmarks need the ``train`` extra.
+
+Run as ``rummy bench env`` or ``python -m eval.bench env``. Numbers are never
+asserted by tests: performance is measured here only.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+OUR_MODES = ("engine", "raw_env", "env", "single")
+PEER_MODES = ("pz_gin_rummy", "openspiel_gin_rummy")
+MODE_TITLES = {
+    "engine": "engine (legal_actions + apply)",
+    "raw_env": "rummy_v0.raw_env (obs + mask)",
+    "env": "rummy_v0.env() (wrapped)",
+    "single": "SingleAgentEnv (random opponents)",
+    "pz_gin_rummy": "PettingZoo gin_rummy_v4.env()",
+    "openspiel_gin_rummy": "OpenSpiel gin_rummy (pyspiel)",
+}
+# ratios printed: (ours, peer)
+RATIOS = (
+    ("engine", "openspiel_gin_rummy"),
+    ("raw_env", "openspiel_gin_rummy"),
+    ("env", "openspiel_gin_rummy"),
+    ("raw_env", "pz_gin_rummy"),
+    ("env", "pz_gin_rummy"),
+    ("single", "pz_gin_rummy"),
+)
+
+
+@dataclass
+class Result:
+    """One mode at one player count: the medians and every run's raw numbers."""
+
+    mode: str
+    players: int
+    rules: str
+    decisions_per_s: float
+    hands_per_s: float
+    decisions_per_hand: float
+    runs: list[dict[str, float]] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- the loops
+# Each loop plays until ``deadline`` (a perf_counter time), checked at the end of
+# every hand, and returns (decisions, hands, seconds).
+
+Loop = Callable[[float], tuple[int, int, float]]
+
+
+def _engine_loop(rules: Any, seed: int) -> Loop:
+    from rummy_env import engine
+
+    rng = random.Random(seed)
+    legal_actions, apply, new_game = engine.legal_actions, engine.apply, engine.new_game
+
+    def run(deadline: float) -> tuple[int, int, float]:
+        decisions = hands = 0
+        t0 = time.perf_counter()
+        while True:
+            st = new_game(rules, seed=rng.getrandbits(63))
+            while not st.hand_over:
+                legal = legal_actions(st)
+                apply(st, legal[rng.randrange(len(legal))])
+                decisions += 1
+            hands += 1
+            t = time.perf_counter()
+            if t >= deadline:
+                return decisions, hands, t - t0
+
+    return run
+
+
+def _aec_loop(env: Any, seed: int) -> Loop:
+    """The PettingZoo AEC loop: ``last()`` then a random legal action from the mask."""
+    import numpy as np
+
+    rng = random.Random(seed)
+    flatnonzero = np.flatnonzero
+
+    def run(deadline: float) -> tuple[int, int, float]:
+        decisions = hands = 0
+        t0 = time.perf_counter()
+        while True:
+            env.reset(seed=rng.getrandbits(31))
+            while env.agents:
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = flatnonzero(obs["action_mask"])
+                env.step(int(legal[rng.randrange(len(legal))]))
+                decisions += 1
+            hands += 1
+            t = time.perf_counter()
+            if t >= deadline:
+                return decisions, hands, t - t0
+
+    return run
+
+
+def _raw_env_loop(rules: Any, seed: int) -> Loop:
+    from rummy_env import rummy_v0
+
+    return _aec_loop(rummy_v0.raw_env(rules=rules), seed)
+
+
+def _env_loop(rules: Any, seed: int) -> Loop:
+    from rummy_env import rummy_v0
+
+    return _aec_loop(rummy_v0.env(rules=rules), seed)
+
+
+def _single_loop(rules: Any, seed: int) -> Loop:
+    import numpy as np
+
+    from rummy_env import SingleAgentEnv
+
+    env = SingleAgentEnv(rules=rules)
+    rng = random.Random(seed)
+    flatnonzero = np.flatnonzero
+    count = [0]
+    inner = env.env
+    inner_step = inner.step
+
+    def counting_step(action: Any) -> None:  # counts the opponents' decisions too
+        count[0] += 1
+        inner_step(action)
+
+    inner.step = counting_step
+
+    def run(deadline: float) -> tuple[int, int, float]:
+        hands = 0
+        count[0] = 0
+        t0 = time.perf_counter()
+        while True:
+            env.reset(seed=rng.getrandbits(31))
+            done = False
+            while not done:
+                legal = flatnonzero(env.action_masks())
+                _, _, done, trunc, _ = env.step(int(legal[rng.randrange(len(legal))]))
+                done = done or trunc
+            hands += 1
+            t = time.perf_counter()
+            if t >= deadline:
+                return count[0], hands, t - t0
+
+    return run
+
+
+def _pz_gin_loop(players: int, seed: int) -> Loop:
+    from pettingzoo.classic import gin_rummy_v4  # needs pettingzoo<1.27 and rlcard
+
+    return _aec_loop(gin_rummy_v4.env(), seed)
+
+
+def _openspiel_loop(players: int, seed: int) -> Loop:
+    import numpy as np
+    import pyspiel
+
+    game = pyspiel.load_game("gin_rummy")
+    rng = random.Random(seed)
+    flatnonzero = np.flatnonzero
+    asarray = np.asarray
+
+    def run(deadline: float) -> tuple[int, int, float]:
+        decisions = hands = 0
+        t0 = time.perf_counter()
+        while True:
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes = state.chance_outcomes()
+                    state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                    continue
+                p = state.current_player()
+                asarray(state.observation_tensor(p), dtype=np.float32)
+                legal = flatnonzero(asarray(state.legal_actions_mask(p), dtype=np.int8))
+                state.apply_action(int(legal[rng.randrange(len(legal))]))
+                decisions += 1
+            hands += 1
+            t = time.perf_counter()
+            if t >= deadline:
+                return decisions, hands, t - t0
+
+    return run
+
+
+def _make_loop(mode: str, rules: Any, players: int, seed: int) -> Loop:
+    if mode == "engine":
+        return _engine_loop(rules, seed)
+    if mode == "raw_env":
+        return _raw_env_loop(rules, seed)
+    if mode == "env":
+        return _env_loop(rules, seed)
+    if mode == "single":
+        return _single_loop(rules, seed)
+    if mode == "pz_gin_rummy":
+        return _pz_gin_loop(players, seed)
+    if mode == "openspiel_gin_rummy":
+        return _openspiel_loop(players, seed)
+    raise ValueError(f"unknown bench mode {mode!r}; modes: {', '.join(OUR_MODES + PEER_MODES)}")
+
+
+def peer_available(mode: str) -> str | None:
+    """``None`` when the peer can run here, else why not (the missing package)."""
+    try:
+        if mode == "pz_gin_rummy":
+            importlib.import_module("pettingzoo.classic.gin_rummy_v4")
+        elif mode == "openspiel_gin_rummy":
+            importlib.import_module("pyspiel")
+    except Exception as e:  # noqa: BLE001 - any import failure means "not here"
+        need = "pettingzoo[classic]<1.27 and rlcard" if mode == "pz_gin_rummy" else "open-spiel"
+        return f"needs {need} ({type(e).__name__}: {e})"
+    return None
+
+
+def measure(mode: str, rules: Any, players: int, seconds: float, repeats: int, seed: int = 0,
+            warmup: float = 0.3) -> Result:
+    """Run ``mode`` ``repeats`` times for ``seconds`` each (after a short warm-up) and
+    return the medians of decisions/s and hands/s."""
+    loop = _make_loop(mode, rules, players, seed)
+    loop(time.perf_counter() + warmup)
+    runs = []
+    for _ in range(repeats):
+        d, h, s = loop(time.perf_counter() + seconds)
+        runs.append({"decisions": d, "hands": h, "seconds": s, "decisions_per_s": d / s, "hands_per_s": h / s})
+    dps = statistics.median(r["decisions_per_s"] for r in runs)
+    hps = statistics.median(r["hands_per_s"] for r in runs)
+    total_d = sum(r["decisions"] for r in runs)
+    total_h = sum(r["hands"] for r in runs)
+    name = rules if isinstance(rules, str) else getattr(rules, "preset", None) or "custom"
+    if mode in PEER_MODES:
+        name = "gin rummy"
+    return Result(mode, players, str(name), dps, hps, total_d / max(total_h, 1), runs)
+
+
+# ---------------------------------------------------------------- rules per player count
+
+def rules_for(preset: str | None, players: int) -> Any:
+    """The ``Rules`` benchmarked at ``players``: ``preset`` (default: ``classic`` at 2
+    players, ``turnover`` otherwise) with ``num_players``.
+
+    Raises:
+        ValueError: the preset does not allow that many players.
+    """
+    from rummy_env import Rules
+
+    name = preset or ("classic" if players == 2 else "turnover")
+    return Rules.preset(name, num_players=players)
+
+
+# ---------------------------------------------------------------- output
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}"
+
+
+def table_rows(results: list[Result]) -> list[list[str]]:
+    """Rows of the main table: mode, players, rules, decisions/s, hands/s, decisions/hand."""
+    return [[MODE_TITLES[r.mode], str(r.players), r.rules, _fmt(r.decisions_per_s), _fmt(r.hands_per_s),
+             f"{r.decisions_per_hand:.0f}"] for r in results]
+
+
+def ratio_rows(results: list[Result]) -> list[list[str]]:
+    """Rows of the ratio table (decisions/s ours / peer), at the peers' player count (2)."""
+    by = {(r.mode, r.players): r for r in results}
+    rows = []
+    for ours, peer in RATIOS:
+        a, b = by.get((ours, 2)), by.get((peer, 2))
+        if a and b and b.decisions_per_s > 0:
+            rows.append([MODE_TITLES[ours], MODE_TITLES[peer], f"{a.decisions_per_s / b.decisions_per_s:.2f}x"])
+    return rows
+
+
+def _print_tables(results: list[Result], notes: list[str], plain: bool) -> None:
+    head = ["mode", "players", "rules", "decisions/s", "hands/s", "decisions/hand"]
+    rhead = ["ours", "peer", "decisions/s ratio (ours / peer)"]
+    rows, rrows = table_rows(results), ratio_rows(results)
+    if not plain:
+        try:
+            from rich.console import Console
+            from rich.table import Table
+        except ImportError:
+            plain = True
+    if plain:
+        for h, rs in ((head, rows), (rhead, rrows)):
+            if not rs:
+                continue
+            w = [max(len(x) for x in col) for col in zip(h, *rs)]
+            print("  ".join(x.ljust(n) for x, n in zip(h, w)))
+            print("  ".join("-" * n for n in w))
+            for r in rs:
+                print("  ".join(x.rjust(n) if i > 2 else x.ljust(n) for i, (x, n) in enumerate(zip(r, w))))
+            print()
+    else:
+        console = Console()
+        t = Table(title="rummy bench env: random legal play")
+        for i, h in enumerate(head):
+            t.add_column(h, justify="right" if i > 2 else "left")
+        for r in rows:
+            t.add_row(*r)
+        console.print(t)
+        if rrows:
+            t2 = Table(title="ratios at 2 players")
+            for i, h in enumerate(rhead):
+                t2.add_column(h, justify="right" if i == 2 else "left")
+            for r in rrows:
+                t2.add_row(*r)
+            console.print(t2)
+    for n in notes:
+        print(n)
+
+
+# ---------------------------------------------------------------- the command
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``rummy bench`` (``env`` and ``train`` sub-modes)."""
+    sub = parser.add_subparsers(dest="bench_mode", metavar="env|train")
+    sub.required = True
+    p = sub.add_parser("env", help="random legal play through the engine, raw_env, env() and SingleAgentEnv, "
+                                   "and the peers when importable",
+                       description="Decisions/s and hands/s of random legal play (the median of several runs).")
+    p.add_argument("--players", type=int, nargs="+", default=[2, 4, 6], metavar="N",
+                   help="player counts to measure (default: 2 4 6); the peers run at 2 only")
+    p.add_argument("--seconds", type=float, default=3.0, help="length of one run in seconds (default 3)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per mode; the median is reported (default 3)")
+    p.add_argument("--rules", default=None, metavar="PRESET",
+                   help="rules preset (default: classic at 2 players, turnover at 3-6)")
+    p.add_argument("--modes", nargs="+", default=list(OUR_MODES), choices=OUR_MODES, metavar="MODE",
+                   help=f"our modes to run (default: all of {' '.join(OUR_MODES)})")
+    p.add_argument("--no-peers", action="store_true", help="skip PettingZoo gin_rummy_v4 and OpenSpiel gin_rummy")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and of the random moves")
+    p.add_argument("--cpu", type=int, default=None,
+                   help="pin this process to one CPU core (Linux) for steadier numbers")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--plain", action="store_true", help="a plain-text table instead of rich")
+    t = sub.add_parser("train", help="training throughput (provided by train.bench; needs the train extra)",
+                       description="Training benchmarks: provided by train.bench when the train extra is installed.")
+    # train.bench may import torch: only when the train sub-mode is asked for
+    if "train" in sys.argv[1:] and _find_spec("train.bench") is not None:
+        try:
+            tb = importlib.import_module("train.bench")
+        except ImportError:
+            tb = None
+        if tb is not None and hasattr(tb, "add_arguments"):
+            tb.add_arguments(t)
+
+
+def _find_spec(name: str) -> Any:
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.seconds <= 0:
+        raise ValueError(f"--seconds must be > 0, got {args.seconds}")
+    if args.repeats < 1:
+        raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
+    for n in args.players:
+        if not 2 <= n <= 6:
+            raise ValueError(f"--players takes counts from 2 to 6, got {n}")
+
+
+def run_env(args: argparse.Namespace) -> int:
+    """``rummy bench env``: measure, print the tables, optionally write JSON."""
+    _check_args(args)
+    if args.cpu is not None:
+        if not hasattr(os, "sched_setaffinity"):
+            raise ValueError("--cpu needs Linux (os.sched_setaffinity)")
+        os.sched_setaffinity(0, {args.cpu})
+    rules = {n: rules_for(args.rules, n) for n in args.players}  # fails early on a bad preset
+    results: list[Result] = []
+    notes: list[str] = []
+    for n in args.players:
+        for mode in args.modes:
+            print(f"measuring {MODE_TITLES[mode]} at {n} players ...", file=sys.stderr, flush=True)
+            results.append(measure(mode, rules[n], n, args.seconds, args.repeats, seed=args.seed))
+    if not args.no_peers:
+        for mode in PEER_MODES:
+            why = peer_available(mode)
+            if why:
+                notes.append(f"{MODE_TITLES[mode]}: skipped, {why}")
+                continue
+            print(f"measuring {MODE_TITLES[mode]} at 2 players ...", file=sys.stderr, flush=True)
+            results.append(measure(mode, None, 2, args.seconds, args.repeats, seed=args.seed))
+    affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    notes.append(f"{args.repeats} runs of {args.seconds:g} s per mode (median); python {platform.python_version()}, "
+                 f"{platform.machine()}, {os.cpu_count()} CPUs, pinned to {affinity}")
+    _print_tables(results, notes, args.plain)
+    if args.json:
+        out = {"command": "rummy bench " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["bench"] else None,
+               "python": platform.python_version(), "cpus": os.cpu_count(), "affinity": affinity,
+               "results": [asdict(r) for r in results], "ratios": ratio_rows(results)}
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=2)
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """``rummy bench train``: hand over to ``train.bench.run(args)`` when it exists."""
+    try:
+        tb = importlib.import_module("train.bench")
+    except ImportError as e:
+        print(f"training benchmarks need the train extra (pip install 'rummy-env[train]') "
+              f"and the train package's bench module: {e}", file=sys.stderr)
+        return 1
+    return int(tb.run(args) or 0)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Entry point of ``rummy bench``; returns the exit code."""
+    if args.bench_mode == "train":
+        return run_train(args)
+    return run_env(args)
+
+
+if __name__ == "__main__":
+    _parser = argparse.ArgumentParser(prog="python -m eval.bench", description="Speed benchmarks of rummy-env.")
+    add_arguments(_parser)
+    sys.exit(main(_parser.parse_args()))
