@@ -37,6 +37,9 @@ from .observation import Encoder, obs_size
 from .rules import Rules
 
 
+_ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+
 def make_rules(rules: str | Rules | dict = "classic", **overrides: Any) -> Rules:
     """Rules from a preset name, a ``Rules`` or a STATE-style dict, with option overrides.
 
@@ -109,7 +112,7 @@ class raw_env(AECEnv):
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self.state: GameState | None = None
         self._seeder = np.random.default_rng()
-        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._cache: tuple[int, np.ndarray] | None = None  # (seat, encoded observation)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -149,7 +152,7 @@ class raw_env(AECEnv):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {"scores": list(st.scores)} for a in self.agents}
-        self._cache = {}
+        self._cache = None
         self.agent_selection = self.possible_agents[st.current]
         if self.render_mode == "human":
             self.render()
@@ -169,7 +172,7 @@ class raw_env(AECEnv):
         if action is None:
             raise IllegalActionError(f"{agent} is to move and must send an action id, not None")
         engine.apply(st, action)
-        self._cache = {}
+        self._cache = None
         self._cumulative_rewards[agent] = 0.0
         if st.hand_over:
             self._hand_ended()
@@ -197,23 +200,41 @@ class raw_env(AECEnv):
         self._accumulate_rewards()
 
     # ------------------------------------------------------------------ observations
+    def _obs(self, seat: int) -> np.ndarray:
+        """The encoded observation of ``seat``, cached until the next step or reset.
+
+        Internal: the cached array must never be handed out (``observe`` copies it)."""
+        hit = self._cache
+        if hit is not None and hit[0] == seat:
+            return hit[1]
+        obs = self._encoder.encode(self.state, seat)
+        self._cache = (seat, obs)
+        return obs
+
+    def _mask(self, seat: int) -> np.ndarray:
+        """A fresh int8 action mask of ``seat``: ``engine.legal_actions`` for the mover,
+        all zeros for everyone else and once the hand is over."""
+        mask = _ZERO_MASK.copy()
+        st = self.state
+        if seat == st.current and not st.hand_over:
+            legal = engine.legal_actions(st)
+            if len(legal) < 24:  # item assignment beats fancy indexing for short lists
+                for a in legal:
+                    mask[a] = 1
+            else:
+                mask[legal] = 1
+        return mask
+
     def _encoded(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        hit = self._cache.get(seat)
-        if hit is None:
-            st = self.state
-            obs = self._encoder.encode(st, seat)
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            if seat == st.current and not st.hand_over:
-                mask[engine.legal_actions(st)] = 1
-            hit = (obs, mask)
-            self._cache[seat] = hit
-        return hit
+        """``(observation, mask)`` of ``seat``; the observation is the internal cached
+        array (copy it before handing it out), the mask is fresh."""
+        return self._obs(seat), self._mask(seat)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size(n),), "action_mask": int8 (579,)}`` for ``agent``;
         fresh arrays the caller may keep."""
-        obs, mask = self._encoded(self.agent_name_mapping[agent])
-        return {"observation": obs.copy(), "action_mask": mask.copy()}
+        seat = self.agent_name_mapping[agent]
+        return {"observation": self._obs(seat).copy(), "action_mask": self._mask(seat)}
 
     # ------------------------------------------------------------------ positions and text
     def state_dict(self) -> dict[str, Any]:
@@ -280,12 +301,119 @@ def render_text(st: GameState, viewer: int) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- the wrapped env
+# PettingZoo's wrappers forward every attribute read (agent_selection, agents,
+# terminations, ...) through a chain of ``__getattr__`` calls, one per wrapper, which
+# cost more than the game itself. The subclasses below keep the wrappers' behaviour
+# (every rule they check is still checked, by the same code on the unusual paths) and
+# read the hot attributes straight from the unwrapped env, which is where the
+# wrappers' ``__getattr__`` would find them.
+
+_FORWARDED = ("agent_selection", "agents", "rewards", "_cumulative_rewards", "terminations",
+              "truncations", "infos")
+
+
+def _forwarding(name: str, order_enforcing: bool) -> property:
+    def get(self: Any) -> Any:
+        if order_enforcing and not self._has_reset:
+            # an AttributeError from a property falls back to __getattr__, which raises
+            # PettingZoo's "cannot be accessed before reset"
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+
+    def put(self: Any, value: Any) -> None:
+        setattr(self._raw, name, value)
+
+    return property(get, put, doc=f"``{name}`` of the unwrapped env.")
+
+
+class _FastForward:
+    """Mixin: the hot AEC attributes read directly from the unwrapped env."""
+
+    _raw: raw_env
+
+    def _bind(self, env: AECEnv) -> None:
+        self._raw = env.unwrapped
+
+
+class _TerminateIllegalWrapper(_FastForward, wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` (an illegal action ends the episode:
+    the offender gets ``illegal_reward``, the others 0), with a direct path for a legal
+    action of a live agent; everything else goes through PettingZoo's own code."""
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env, illegal_reward)
+        self._bind(env)
+
+    def observe(self, agent: str) -> Any:
+        raw = self._raw
+        obs = self.env.observe(agent)
+        if agent == raw.agent_selection:
+            self._prev_obs = obs
+            self._prev_info = raw.infos.get(agent, {})
+        return obs
+
+    def step(self, action: Any) -> None:
+        raw = self._raw
+        agent = raw.agent_selection
+        prev = self._prev_obs
+        if (prev is not None and type(action) is int and not self._terminated
+                and not raw.terminations[agent] and not raw.truncations[agent]
+                and prev["action_mask"][action]):
+            self._prev_obs = None
+            self._prev_info = None
+            self.env.step(action)
+            return
+        super().step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+class _AssertOutOfBoundsWrapper(_FastForward, wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's ``AssertOutOfBoundsWrapper`` with a direct path for a plain ``int``
+    in ``0..NUM_ACTIONS-1`` (which ``Discrete.contains`` accepts)."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._bind(env)
+
+    def step(self, action: Any) -> None:
+        if type(action) is int and 0 <= action < NUM_ACTIONS:
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+class _OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` (errors before ``reset``) with the hot
+    attributes read directly from the unwrapped env."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._bind(env)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
+for _name in _FORWARDED:
+    for _cls, _oe in ((_TerminateIllegalWrapper, False), (_AssertOutOfBoundsWrapper, False),
+                      (_OrderEnforcingWrapper, True)):
+        setattr(_cls, _name, _forwarding(_name, _oe))
+del _name, _cls, _oe
+
+
 def env(**kwargs: Any) -> AECEnv:
     """``raw_env`` with PettingZoo's usual wrappers: an illegal action ends the episode
     with -1 for the offender and 0 for the others (``TerminateIllegalWrapper``), actions
-    are bounds-checked, and the call order is enforced. Arguments as ``raw_env``."""
+    are bounds-checked, and the call order is enforced. Arguments as ``raw_env``.
+
+    The wrappers are subclasses of PettingZoo's (``isinstance`` checks hold) that read
+    the AEC attributes straight from the unwrapped env instead of through a chain of
+    ``__getattr__`` calls; their behaviour is PettingZoo's."""
     e = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
+    e = _TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = _AssertOutOfBoundsWrapper(e)
+    e = _OrderEnforcingWrapper(e)
     return e

@@ -88,7 +88,7 @@ def layout(num_players: int) -> tuple[tuple[str, int, int, str], ...]:
 
 
 def obs_size(num_players: int) -> int:
-    """Length of the observation vector for ``num_players`` (546 for 2 players)."""
+    """Length of the observation vector for ``num_players`` (548 for 2 players)."""
     name, off, size, _ = layout(num_players)[-1]
     return off + size
 
@@ -118,13 +118,17 @@ def rule_features(rules: Rules) -> np.ndarray:
     return a
 
 
-_MASK7 = (1 << 56) - 1
+_BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 
 class Encoder:
-    """Encodes positions for one player count into float32 vectors (one buffer, reused).
+    """Encodes positions for one player count into float32 vectors.
 
-    ``encode(state, seat)`` returns a fresh ``(obs_size(n),)`` float32 array.
+    ``encode(state, seat)`` returns a fresh ``(obs_size(n),)`` float32 array (the
+    caller may keep and change it). The card planes are built as one Python int,
+    plane ``i`` at bits ``52*i .. 52*i+51`` (so they lie exactly as in the vector),
+    and turned into floats by a single ``np.unpackbits``; the rule scalars come
+    from a per-rules template that every observation starts as a copy of.
     """
 
     def __init__(self, num_players: int) -> None:
@@ -132,56 +136,71 @@ class Encoder:
         self.size = obs_size(num_players)
         self.planes = num_card_planes(num_players)
         self.card_len = 52 * self.planes
+        self.card_bytes = (self.card_len + 7) // 8
         self.rule_off = offsets(num_players)["rule_aces"].start
-        self.buf = np.zeros(self.size, dtype=np.float32)
+        # the other seats in turn order after each seat (opp1 first)
+        self.order: tuple[tuple[int, ...], ...] = tuple(
+            tuple((seat + k) % num_players for k in range(1, num_players)) for seat in range(num_players)
+        )
+        self._rules: Rules | None = None
+        self._template = np.zeros(self.size, dtype=np.float32)
+
+    def _set_rules(self, rules: Rules) -> None:
+        t = np.zeros(self.size, dtype=np.float32)
+        t[self.rule_off:] = rule_features(rules)
+        self._template = t
+        self._rules = rules
+        self._target = (rules.target or 0) / 100
+        self._max_turns = rules.max_turns
+        self._max_recycles = rules.max_recycles
 
     def encode(self, state: GameState, seat: int) -> np.ndarray:
         """The observation of ``seat`` in ``state`` (never reads hidden cards or the stock order)."""
-        n = self.n
         rules = state.rules
+        if rules is not self._rules:
+            self._set_rules(rules)
+        bit = _BIT
         disc = state.discard
-        below = 0
-        for c in disc[:-1]:
-            below |= 1 << c
+        if disc:
+            up = bit[disc[-1]]
+            below = sum(map(bit.__getitem__, disc)) ^ up  # distinct cards: the sum is the union
+        else:
+            up = below = 0
         table = 0
         for m in state.melds:
             table |= m.mask
         acc = state.accept
         f = state.drawn_from_discard
-        masks = [
-            state.hands[seat],
-            (1 << disc[-1]) if disc else 0,
-            below,
-            (1 << f) if f >= 0 else 0,
-            table, acc[0], acc[1], acc[2],
-        ]
-        order = [(seat + k) % n for k in range(1, n)]
+        order = self.order[seat]
+        planes = (state.hands[seat] | up << 52 | below << 104 | (bit[f] << 156 if f >= 0 else 0)
+                  | table << 208 | acc[0] << 260 | acc[1] << 312 | acc[2] << 364)
+        known, dby = state.known, state.discards_by
+        sh = 416
         for q in order:
-            masks.append(state.known[q])
-            masks.append(state.discards_by[q])
-        raw = b"".join(m.to_bytes(7, "little") for m in masks)
-        bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(masks), 7), axis=1, bitorder="little")
-        buf = self.buf
-        buf[: self.card_len].reshape(self.planes, 52)[:] = bits[:, :52]
-        mr = rules.max_recycles
+            planes |= known[q] << sh | dby[q] << (sh + 52)
+            sh += 104
+        out = self._template.copy()
+        out[: self.card_len] = np.unpackbits(
+            np.frombuffer(planes.to_bytes(self.card_bytes, "little"), dtype=np.uint8),
+            count=self.card_len, bitorder="little",
+        )
+        mr = self._max_recycles
         play = state.phase == PLAY
+        hands, has_melded, scores = state.hands, state.has_melded, state.scores
         sc = [
             1.0 if (state.current == seat and not state.hand_over) else 0.0,
             0.0 if play else 1.0, 1.0 if play else 0.0,
             len(state.stock) / 52, state.recycles / 4,
             1.0 if (mr is None or state.recycles < mr) else 0.0,
-            state.turn / rules.max_turns,
-            1.0 if state.has_melded[seat] else 0.0,
-            state.scores[seat] / 100,
-            (rules.target or 0) / 100,
+            state.turn / self._max_turns,
+            1.0 if has_melded[seat] else 0.0,
+            scores[seat] / 100,
+            self._target,
         ]
         for q in order:
-            sc.append(state.hands[q].bit_count() / 10)
-            sc.append(1.0 if state.has_melded[q] else 0.0)
-            sc.append(state.scores[q] / 100)
-        buf[self.card_len: self.rule_off] = sc
-        buf[self.rule_off:] = rule_features(rules)
-        return buf.copy()
+            sc += (hands[q].bit_count() / 10, 1.0 if has_melded[q] else 0.0, scores[q] / 100)
+        out[self.card_len: self.rule_off] = sc
+        return out
 
 
 def decode_cards(vec: np.ndarray) -> list[int]:

@@ -128,8 +128,7 @@ class SingleAgentEnv(gym.Env):
                 break
             if options:
                 raise ValueError("the position ends before the learner moves")
-        obs, _ = self.env._encoded(self.seat)
-        return obs.copy(), {"seat": self.seat}
+        return self.env._obs(self.seat).copy(), {"seat": self.seat}
 
     def _all_opponents(self) -> list:
         opp = self.opponents
@@ -142,8 +141,7 @@ class SingleAgentEnv(gym.Env):
         st = env.state
         while env.agents and not env.terminations[env.agent_selection] and st.current != self.seat:
             seat = st.current
-            obs, mask = env._encoded(seat)
-            a = self._opponent(seat).act(obs.copy(), mask.copy())
+            a = self._opponent(seat).act(env._obs(seat).copy(), env._mask(seat))
             env.step(a)
         if not env.agents or env.terminations[env.agent_selection]:
             self._done = True
@@ -152,7 +150,7 @@ class SingleAgentEnv(gym.Env):
         """The learner's action mask (bool, shape ``(579,)``): sb3-contrib's protocol."""
         if self._done:
             return np.zeros(NUM_ACTIONS, dtype=bool)
-        return self.env._encoded(self.seat)[1].astype(bool)
+        return self.env._mask(self.seat).astype(bool)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The learner's action, then the opponents' moves until the learner is to move
@@ -161,11 +159,12 @@ class SingleAgentEnv(gym.Env):
         if self._done:
             raise RuntimeError("the episode is over; call reset()")
         env = self.env
-        obs, mask = env._encoded(self.seat)
         a = int(action)
-        if not (0 <= a < NUM_ACTIONS) or not mask[a]:
+        st = env.state
+        if st.current != self.seat or st.hand_over or a not in engine.legal_actions(st):  # the mask's 1s
             self._done = True
-            return obs.copy(), self.illegal_penalty, True, False, {"illegal_action": True, "seat": self.seat}
+            info = {"illegal_action": True, "seat": self.seat}
+            return env._obs(self.seat).copy(), self.illegal_penalty, True, False, info
         env.step(a)
         self._play_opponents()
         info: dict[str, Any] = {"seat": self.seat}
@@ -174,8 +173,7 @@ class SingleAgentEnv(gym.Env):
             agent = env.possible_agents[self.seat]
             reward = float(env.rewards[agent])
             info.update(env.infos[agent])
-        obs, _ = env._encoded(self.seat)
-        return obs.copy(), reward, self._done, False, info
+        return env._obs(self.seat).copy(), reward, self._done, False, info
 
     def state_dict(self) -> dict:
         """The current position in API.md's STATE form."""
