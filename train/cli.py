@@ -5,6 +5,7 @@ Precedence: defaults < ``--config FILE`` (TOML) < ``--set key=value`` < explicit
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -66,6 +67,9 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 
 def main(args: argparse.Namespace) -> int:
+    # torch's OpenMP threads spin between ops by default and steal the rollout workers'
+    # cores; passive waiting keeps a 2-core machine busy with useful work.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     cfg = config_from_args(args)
     if args.backend == "rllib":
         try:
