@@ -254,16 +254,7 @@ def peer_available(mode: str) -> str | None:
     return None
 
 
-def measure(mode: str, rules: Any, players: int, seconds: float, repeats: int, seed: int = 0,
-            warmup: float = 0.3) -> Result:
-    """Run ``mode`` ``repeats`` times for ``seconds`` each (after a short warm-up) and
-    return the medians of decisions/s and hands/s."""
-    loop = _make_loop(mode, rules, players, seed)
-    loop(time.perf_counter() + warmup)
-    runs = []
-    for _ in range(repeats):
-        d, h, s = loop(time.perf_counter() + seconds)
-        runs.append({"decisions": d, "hands": h, "seconds": s, "decisions_per_s": d / s, "hands_per_s": h / s})
+def _result(mode: str, rules: Any, players: int, runs: list[dict[str, float]]) -> Result:
     dps = statistics.median(r["decisions_per_s"] for r in runs)
     hps = statistics.median(r["hands_per_s"] for r in runs)
     total_d = sum(r["decisions"] for r in runs)
@@ -272,6 +263,33 @@ def measure(mode: str, rules: Any, players: int, seconds: float, repeats: int, s
     if mode in PEER_MODES:
         name = "gin rummy"
     return Result(mode, players, str(name), dps, hps, total_d / max(total_h, 1), runs)
+
+
+def measure_all(jobs: list[tuple[str, Any, int]], seconds: float, repeats: int, seed: int = 0,
+                warmup: float = 0.3, progress: bool = True) -> list[Result]:
+    """Measure every ``(mode, rules, players)`` job: after a short warm-up of each, the
+    jobs run round-robin, ``repeats`` rounds of ``seconds`` each, so that a change in
+    the machine's load hits every mode alike; returns the medians per job."""
+    loops = []
+    for mode, rules, players in jobs:
+        loop = _make_loop(mode, rules, players, seed)
+        loop(time.perf_counter() + warmup)
+        loops.append(loop)
+    runs: list[list[dict[str, float]]] = [[] for _ in jobs]
+    for rnd in range(repeats):
+        for i, (mode, _, players) in enumerate(jobs):
+            if progress:
+                print(f"round {rnd + 1}/{repeats}: {MODE_TITLES[mode]} at {players} players",
+                      file=sys.stderr, flush=True)
+            d, h, s = loops[i](time.perf_counter() + seconds)
+            runs[i].append({"decisions": d, "hands": h, "seconds": s,
+                            "decisions_per_s": d / s, "hands_per_s": h / s})
+    return [_result(mode, rules, players, r) for (mode, rules, players), r in zip(jobs, runs)]
+
+
+def measure(mode: str, rules: Any, players: int, seconds: float, repeats: int, seed: int = 0) -> Result:
+    """One mode alone: ``repeats`` runs of ``seconds`` each; the medians."""
+    return measure_all([(mode, rules, players)], seconds, repeats, seed, progress=False)[0]
 
 
 # ---------------------------------------------------------------- rules per player count
@@ -411,22 +429,18 @@ def run_env(args: argparse.Namespace) -> int:
             raise ValueError("--cpu needs Linux (os.sched_setaffinity)")
         os.sched_setaffinity(0, {args.cpu})
     rules = {n: rules_for(args.rules, n) for n in args.players}  # fails early on a bad preset
-    results: list[Result] = []
+    jobs: list[tuple[str, Any, int]] = [(mode, rules[n], n) for n in args.players for mode in args.modes]
     notes: list[str] = []
-    for n in args.players:
-        for mode in args.modes:
-            print(f"measuring {MODE_TITLES[mode]} at {n} players ...", file=sys.stderr, flush=True)
-            results.append(measure(mode, rules[n], n, args.seconds, args.repeats, seed=args.seed))
     if not args.no_peers:
         for mode in PEER_MODES:
             why = peer_available(mode)
             if why:
                 notes.append(f"{MODE_TITLES[mode]}: skipped, {why}")
-                continue
-            print(f"measuring {MODE_TITLES[mode]} at 2 players ...", file=sys.stderr, flush=True)
-            results.append(measure(mode, None, 2, args.seconds, args.repeats, seed=args.seed))
+            else:
+                jobs.append((mode, None, 2))
+    results = measure_all(jobs, args.seconds, args.repeats, seed=args.seed)
     affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    notes.append(f"{args.repeats} runs of {args.seconds:g} s per mode (median); python {platform.python_version()}, "
+    notes.append(f"{args.repeats} round-robin runs of {args.seconds:g} s per mode (median); python {platform.python_version()}, "
                  f"{platform.machine()}, {os.cpu_count()} CPUs, pinned to {affinity}")
     _print_tables(results, notes, args.plain)
     if args.json:

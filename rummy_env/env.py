@@ -393,6 +393,17 @@ class _OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):
         super().__init__(env)
         self._bind(env)
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``AECEnv.last`` with the reads made on the unwrapped env (same result)."""
+        if not self._has_reset:
+            return super().last(observe)  # PettingZoo's error
+        raw = self._raw
+        agent = raw.agent_selection
+        assert agent is not None
+        obs = self.env.observe(agent) if observe else None
+        return (obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent],
+                raw.infos[agent])
+
     def __str__(self) -> str:
         return str(self.env)
 
