@@ -748,6 +748,19 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     if not isinstance(mtt, bool) or (mtt and phase == DRAW):
         raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {mtt!r}")
     s.melded_this_turn = mtt
+    if not hand_over:
+        # a seat that has melded or laid off nothing holds exactly what it was dealt (+1
+        # for the mover after its draw); one that has, holds fewer
+        for i, h in enumerate(hands):
+            extra = 1 if (i == cur and phase == PLAY) else 0
+            melded_now = i == cur and mtt
+            if not s.has_melded[i] and not melded_now and len(h) != k + extra:
+                raise _err(f"hands[{i}] has {len(h)} cards but has_melded[{i}] is false"
+                           + (" and melded_this_turn is false" if i == cur and phase == PLAY else "")
+                           + f": a seat that never melded or laid off holds exactly {k + extra}")
+            if (s.has_melded[i] or melded_now) and len(h) >= k + extra:
+                raise _err(f"hands[{i}] has {len(h)} cards but is marked as having melded or laid off: "
+                           f"it would hold fewer than {k + extra}")
     s.recycles = _int(obj.get("recycles", 0), "recycles", 0, rules.max_recycles)
     s.turn = _int(obj.get("turn", 0), "turn", 0, rules.max_turns if hand_over else rules.max_turns - 1)
     sc = obj.get("scores", [0] * n)

@@ -44,13 +44,16 @@ def test_qka_and_a23_as_melds_in_a_position(aces):
     hands = [["7S", "8D"], ["KD", "9C"]]
     for meld, ok in ((["AH", "2H", "3H"], aces != "high"), (["QH", "KH", "AH"], aces != "low")):
         if ok:
-            table("classic", hands, discard=["QC"], melds=[meld, ["5C", "6C", "7C"]], over={"aces": aces})
+            table("classic", hands, discard=["QC"], melds=[meld, ["5C", "6C", "7C"]], over={"aces": aces},
+                      has_melded=[True, True])
         else:
             with pytest.raises(ValueError) as e:
-                table("classic", hands, discard=["QC"], melds=[meld, ["5C", "6C", "7C"]], over={"aces": aces})
+                table("classic", hands, discard=["QC"], melds=[meld, ["5C", "6C", "7C"]], over={"aces": aces},
+                      has_melded=[True, True])
             assert "melds[0]" in str(e.value)
     with pytest.raises(ValueError):
-        table("classic", hands, discard=["QC"], melds=[["KH", "AH", "2H"], ["5C", "6C", "7C"]], over={"aces": aces})
+        table("classic", hands, discard=["QC"], melds=[["KH", "AH", "2H"], ["5C", "6C", "7C"]], over={"aces": aces},
+              has_melded=[True, True])
 
 
 @pytest.mark.parametrize(

@@ -84,15 +84,16 @@ def test_melding_in_an_earlier_turn_spoils_rummy():
 
 
 def test_laying_off_only_in_an_earlier_turn_also_spoils_rummy():
-    p0 = ["3H", "AC", "2C", "9C"]
-    p1 = ["KS", "9D", "4C", "AH", "2S"]  # 26
+    # 5 dealt each: seat 0 never melded (5 cards), seat 1 melded 4H 5H 6H (2 left)
+    p0 = ["3H", "7H", "AC", "2C", "9C"]
+    p1 = ["KS", "9D"]  # 10 + 9 = 19
     s = table("classic", [p0, p1], discard=["QD"], melds=[["4H", "5H", "6H"]], stock_top=["KH", "JD", "3C"],
               has_melded=[False, True])
-    play(s, "draw stock", "layoff 3H low", "discard KH")
+    play(s, "draw stock", "layoff 3H low", "layoff 7H high", "discard KH")
     assert s.has_melded == [True, True]
     play(s, "draw stock", "discard JD")
     play(s, "draw stock", "meld AC 2C 3C", "discard 9C")
-    assert s.result["rummy"] is False and s.result["points"] == [26, 0]
+    assert s.result["rummy"] is False and s.result["points"] == [19, 0]
 
 
 def test_going_out_by_a_final_layoff():

@@ -191,11 +191,22 @@ def test_bad_optional_fields():
 
 def test_optional_fields_default():
     obj = {k: v for k, v in good().items()
-           if k in ("rules", "hands", "stock", "discard", "melds", "current_player", "phase")}
+           if k in ("rules", "hands", "stock", "discard", "melds", "current_player", "phase", "has_melded")}
     j = engine.to_json(engine.from_json(obj))
-    assert j["has_melded"] == [False, False] and j["recycles"] == 0 and j["turn"] == 0
+    assert j["has_melded"] == [False, True] and j["recycles"] == 0 and j["turn"] == 0
     assert j["scores"] == [0, 0] and j["dealer"] == 1 and j["drawn_from_discard"] is None
     assert j["hand_over"] is False and "result" not in j
+
+
+def test_has_melded_must_fit_the_hand_sizes():
+    # seat 1 holds 7 of its 10 dealt cards: it must have melded (the JS JD JH set)
+    obj = good()
+    del obj["has_melded"]
+    with pytest.raises(ValueError, match="hands\\[1\\] has 7 cards but has_melded\\[1\\] is false"):
+        engine.from_json(obj)
+    obj["has_melded"] = [True, True]  # seat 0 still holds all 10: it cannot have melded
+    with pytest.raises(ValueError, match="hands\\[0\\] has 10 cards but is marked as having melded"):
+        engine.from_json(obj)
 
 
 def test_rules_optional_on_input():

@@ -58,7 +58,7 @@ def test_seed000_meld_in_any_card_order_is_the_same_action():
 
 def test_draw_stock_takes_the_top_of_the_stock():
     s = position("classic", hands=[P0_HAND, P1_HAND], discard=["TD", "6H"], melds=[["JS", "JD", "JH"]],
-                 stock=None)
+                 stock=None, has_melded=[False, True])
     top = engine.to_json(s)["stock"][0]
     play(s, "draw stock")
     assert top in hand_text(s, 0)
@@ -383,11 +383,11 @@ def test_must_discard_forbids_last_card_layoff():
     hands = [["3H"], ["KD", "9C", "5S", "4C"]]
     melds = [["4H", "5H", "6H"]]
     # without the option: 3H low, 7H high, out
-    s = table("classic", hands, discard=["QC"], melds=melds, stock_top=["7H"], has_melded=[True, True])
+    s = table("classic", hands, discard=["QC"], melds=melds, stock_top=["7H"], has_melded=[True, False])
     play(s, "draw stock", "layoff 3H low", "layoff 7H high")
     assert s.hand_over and s.result["winner"] == 0
     # with it: the second lay-off would empty the hand, so 7H must be discarded
-    s = table("classic", hands, discard=["QC"], melds=melds, stock_top=["7H"], has_melded=[True, True],
+    s = table("classic", hands, discard=["QC"], melds=melds, stock_top=["7H"], has_melded=[True, False],
               over={"must_discard_to_go_out": True})
     play(s, "draw stock", "layoff 3H low")
     assert legal_texts(s) == ["discard 7H"]
