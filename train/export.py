@@ -1,7 +1,9 @@
 """``rummy export SOURCE --out DIR``: a trained policy as ``policy.onnx`` + ``spec.json``.
 
-SOURCE is an SB3 zip (``MaskablePPO``, or ``PPO`` trained on the same spaces) or
-``pretrained`` (the policy shipped at ``agents/pretrained/policy.zip``).
+SOURCE is an SB3 zip (``MaskablePPO``, or ``PPO`` trained on the same spaces),
+``pretrained`` (the policy shipped at ``agents/pretrained/policy.zip``), or an RLlib
+checkpoint folder written by ``rummy train --backend rllib`` (``checkpoints/iter_N``;
+exported by ``train.rllib.export_rllib_checkpoint``, which needs ``ray[rllib]``).
 
 ``policy.onnx`` (opset 18, one dynamic ``batch`` axis):
 
@@ -71,11 +73,11 @@ OUTPUTS = (
 # ---------------------------------------------------------------------------- sources
 
 def resolve_source(source: str | os.PathLike) -> Path:
-    """The zip path named by SOURCE (``"pretrained"`` or a path).
+    """The path named by SOURCE (``"pretrained"`` or a path: a zip, or a folder for an
+    RLlib checkpoint).
 
     Raises:
-        ValueError: ``pretrained`` is not shipped, the path does not exist, or it is a
-            directory (RLlib checkpoints are not exported by this command).
+        ValueError: ``pretrained`` is not shipped, or the path does not exist.
     """
     if str(source) == "pretrained":
         if not PRETRAINED_ZIP.is_file():
@@ -87,10 +89,6 @@ def resolve_source(source: str | os.PathLike) -> Path:
     p = Path(source)
     if not p.exists():
         raise ValueError(f"policy zip {p} does not exist")
-    if p.is_dir():
-        raise ValueError(
-            f"{p} is a directory; give an SB3 zip (RLlib checkpoints are not exported by `rummy export` yet)"
-        )
     return p
 
 
@@ -188,7 +186,32 @@ def torch_masked_logits(model: Any, observations: Any, masks: Any) -> tuple[Any,
     return ml.numpy(), a.numpy()
 
 
+def masked_graph(logits_net: Any) -> Any:
+    """A ``torch.nn.Module`` ``(observation, action_mask) -> (masked_logits, action)`` over
+    any module mapping observations ``[B, obs_dim]`` to logits ``[B, 579]`` (the graph
+    ``_onnx_module`` builds for an SB3 policy, for other sources such as RLlib)."""
+    import torch
+
+    class MaskedPolicy(torch.nn.Module):
+        def __init__(self, net: Any) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, observation: torch.Tensor, action_mask: torch.Tensor):
+            logits = self.net(observation.float())
+            masked = torch.where(action_mask != 0, logits, torch.full_like(logits, MASK_FILL))
+            return masked, torch.argmax(masked, dim=1)
+
+    return MaskedPolicy(logits_net).eval()
+
+
 def _export_onnx(policy: Any, obs_dim: int, path: Path) -> None:
+    export_graph_onnx(_onnx_module(policy), obs_dim, path)
+
+
+def export_graph_onnx(mod: Any, obs_dim: int, path: Path) -> None:
+    """Write ``mod`` (``(observation, action_mask) -> (masked_logits, action)``) to
+    ``path`` as the ONNX graph described in this module's docstring."""
     import contextlib
     import io
     import logging
@@ -198,7 +221,6 @@ def _export_onnx(policy: Any, obs_dim: int, path: Path) -> None:
     import torch
 
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)  # e.g. "torchvision is not installed"
-    mod = _onnx_module(policy)
     obs = torch.zeros(2, obs_dim, dtype=torch.float32)
     mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
     batch = torch.export.Dim("batch", min=1)
@@ -279,7 +301,8 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
     """Export a policy to ``out_dir/policy.onnx`` and ``out_dir/spec.json``.
 
     Args:
-        model_or_path: an SB3 ``MaskablePPO``/``PPO`` model, or the path of its zip.
+        model_or_path: an SB3 ``MaskablePPO``/``PPO`` model, the path of its zip, or the
+            folder of an RLlib checkpoint (``train.rllib.export_rllib_checkpoint``).
         out_dir: the directory to write (created if needed; the two files are replaced).
         rules: the rules it was trained on (preset name, ``Rules`` or dict); ``None``
             reads ``rummy_config.json`` beside the zip, else assumes ``classic``.
@@ -293,6 +316,8 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
     """
     if isinstance(model_or_path, (str, os.PathLike)):
         path = resolve_source(model_or_path)
+        if path.is_dir():
+            return _export_rllib(path, out_dir, rules)
         model = load_model(path)
         source = str(path)
     else:
@@ -313,24 +338,42 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
             f"the policy's observation shape is {shape}, but rummy_v0 with {rules_obj.num_players} players has "
             f"({want},); the rules ({rules_source}) do not match the policy"
         )
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     spec = build_spec(rules_obj, rules_source, want, source)
+    write_policy_dir(_onnx_module(model.policy), spec, want, Path(out_dir))
+    return spec
+
+
+def write_policy_dir(graph: Any, spec: dict[str, Any], obs_dim: int, out: Path) -> None:
+    """Write ``graph`` as ``out/policy.onnx`` and ``spec`` as ``out/spec.json`` (both
+    written to a temporary folder first, then moved into place)."""
+    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         tmp_onnx = Path(tmp) / "policy.onnx"
-        _export_onnx(model.policy, want, tmp_onnx)
+        export_graph_onnx(graph, obs_dim, tmp_onnx)
         tmp_spec = Path(tmp) / "spec.json"
         tmp_spec.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
         shutil.move(str(tmp_onnx), out / "policy.onnx")
         shutil.move(str(tmp_spec), out / "spec.json")
-    return spec
+
+
+def _export_rllib(path: Path, out_dir: str | os.PathLike, rules: Any) -> dict:
+    """A folder SOURCE: an RLlib checkpoint (``train.rllib.export_rllib_checkpoint``)."""
+    try:
+        from .rllib import export_rllib_checkpoint
+    except ImportError as e:
+        raise ValueError(
+            f"{path} is a folder, taken as an RLlib checkpoint; exporting one needs the rllib extra "
+            f"(pip install 'rummy-env[rllib]'): {e}"
+        ) from None
+    return export_rllib_checkpoint(path, out_dir, rules=rules)
 
 
 # ---------------------------------------------------------------------------- command line
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="SOURCE",
-                        help="an SB3 MaskablePPO/PPO zip, or 'pretrained' (agents/pretrained/policy.zip)")
+                        help="an SB3 MaskablePPO/PPO zip, an RLlib checkpoint folder (run/checkpoints/iter_N), "
+                             "or 'pretrained' (agents/pretrained/policy.zip)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for policy.onnx and spec.json")
     parser.add_argument("--rules", default=None, metavar="RULES",
                         help="the rules the policy was trained on (preset name or JSON object); "
