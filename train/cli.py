@@ -34,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     # RLlib-only flags (issue: scale out)
     p.add_argument("--num-env-runners", type=int, default=1, help="RLlib: parallel rollout workers")
     p.add_argument("--address", default=None, help="RLlib: address of an existing Ray cluster (default: local Ray)")
+    p.add_argument("--envs-per-env-runner", type=int, default=1,
+                   help="RLlib: games stepped together by each env runner (batched forward passes; default 1)")
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:

@@ -1,0 +1,505 @@
+"""``rummy train --backend rllib``: self-play PPO on Ray RLlib (the ``rllib`` extra).
+
+RLlib PPO (new API stack) on ``rummy_v0`` through RLlib's ``PettingZooEnv``. The
+trained module ``"learner"`` plays one random seat of each hand; the other seats are
+played by frozen snapshots of it and by the scripted baselines, drawn per seat per
+hand with the SB3 trainer's opponent-pool semantics (``train.rllib_modules``).
+
+Run folder layout (as the SB3 trainer's where it applies)::
+
+    config.toml, rummy_config.json   the config used and the resolved rules
+    checkpoints/iter_<N>/            an RLlib Algorithm checkpoint + rummy_state.json,
+                                     rummy_config.json (resume with --resume, export
+                                     with ``rummy export``)
+    eval_history.json, report.json, report.md, progress.jsonl
+
+Ray stays on this machine unless ``--address`` is given: before Ray is imported,
+``ray_environ(local=True)`` turns off usage stats, makes the node address 127.0.0.1
+and points ``HOME`` at a folder holding an empty ``ray_bootstrap_config.yaml`` (which
+skips Ray's cloud-metadata probe); ``ray.init`` runs without the dashboard.
+
+Config mapping (``TrainConfig`` -> RLlib): ``n_steps * n_envs`` -> train batch (env steps,
+all seats), ``batch_size`` -> minibatch, ``n_epochs`` -> epochs, ``learning_rate`` (constant),
+``gamma``, ``gae_lambda``, ``clip_range``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
+``net_arch`` (tanh MLPs, separate actor and critic), ``snapshot_every``/``max_snapshots``/
+``opponent_weights``/``latest_prob`` (the pool), ``eval_*``, ``checkpoint_every``;
+``timesteps`` counts the learner's own decisions. ``n_envs``/``workers`` are SB3-only:
+``--num-env-runners`` sets the parallel rollout workers.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rummy_env.rules import Rules
+
+from .config import TrainConfig
+
+def _has_rllib() -> bool:
+    # without importing ray (find_spec("ray.rllib") would import it): Ray reads its
+    # environment at import time, see ray_environ
+    spec = importlib.util.find_spec("ray")
+    return spec is not None and any((Path(d) / "rllib").is_dir() for d in (spec.submodule_search_locations or ()))
+
+
+if not _has_rllib():
+    raise ModuleNotFoundError("No module named 'ray.rllib' (ray[rllib] is not installed)", name="ray")
+
+ROLLOUT_FRAGMENT_LENGTH = 100
+"""Env steps per sample call (a longer fragment slows sampling down sharply as episodes grow)."""
+STATE_FILE = "rummy_state.json"
+CONFIG_NAME = "rummy_config.json"
+
+
+# ---------------------------------------------------------------------------- Ray on loopback
+
+def ray_environ(local: bool = True) -> dict[str, str]:
+    """Set the environment Ray reads at import and start; call before ``import ray``.
+
+    Always: ``RAY_USAGE_STATS_ENABLED=0``. With ``local=True`` (a Ray started by this
+    process): ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (the node address is 127.0.0.1,
+    no UDP route probe) and, unless ``$HOME/ray_bootstrap_config.yaml`` exists, ``HOME``
+    pointed at a new temporary folder holding one that contains ``{}`` (this skips the
+    dashboard's cloud-metadata probe). Not for ``--address``: a node of a real cluster
+    must advertise a routable address.
+
+    Returns the variables set.
+    """
+    env = {"RAY_USAGE_STATS_ENABLED": "0"}
+    if local:
+        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+        home = os.environ.get("HOME")
+        if not home or not (Path(home) / "ray_bootstrap_config.yaml").is_file():
+            d = Path(tempfile.mkdtemp(prefix="rummy-ray-home-"))
+            (d / "ray_bootstrap_config.yaml").write_text("{}\n")
+            env["HOME"] = str(d)
+    os.environ.update(env)
+    return env
+
+
+def init_ray(address: str | None = None, num_cpus: int | None = None, object_store_mb: int = 512) -> Any:
+    """``ray.init`` for training: a new local Ray on 127.0.0.1 without the dashboard
+    (``address=None``), or join the cluster at ``address`` (``"auto"``, ``host:6379``
+    or ``ray://host:10001``)."""
+    if "ray" in sys.modules and address is None and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
+        raise RuntimeError("ray was imported before ray_environ(local=True); the node would not stay on loopback")
+    ray_environ(local=address is None)
+    import ray
+
+    if ray.is_initialized():
+        return ray
+    kw: dict[str, Any] = dict(include_dashboard=False, configure_logging=True, logging_level="WARNING",
+                              log_to_driver=True)
+    if address is None:
+        kw.update(num_cpus=num_cpus, object_store_memory=object_store_mb * 2**20, _node_ip_address="127.0.0.1")
+        os.environ.pop("RAY_ADDRESS", None)
+    ray.init(address=address, **kw)
+    return ray
+
+
+# ---------------------------------------------------------------------------- the algorithm
+
+def make_rules(cfg: TrainConfig) -> Rules:
+    kw = {} if cfg.num_players is None else {"num_players": cfg.num_players}
+    return Rules.preset(cfg.rules, **kw)
+
+
+def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_per_env_runner: int = 1) -> Any:
+    """The RLlib ``PPOConfig`` for a ``TrainConfig``."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from . import rllib_modules as m
+
+    model = {"fcnet_hiddens": list(cfg.net_arch), "fcnet_activation": "tanh", "vf_share_layers": False,
+             "head_fcnet_hiddens": []}
+    specs = {m.LEARNER: RLModuleSpec(module_class=m.MaskedPPOTorchRLModule, model_config=dict(model))}
+    for i in range(cfg.max_snapshots):
+        specs[m.snapshot_id(i)] = RLModuleSpec(module_class=m.MaskedPPOTorchRLModule, model_config=dict(model))
+    for b in m.BASELINES:
+        specs[b] = RLModuleSpec(module_class=m.ScriptedRLModule, model_config={"agent": b})
+    weights = {k: float(v) for k, v in cfg.opponent_weights.items()}
+    mapping = partial(m.agent_to_module, num_players=rules.num_players, weights=weights,
+                      latest_prob=cfg.latest_prob)
+    batch = cfg.n_steps * cfg.n_envs
+    return (
+        PPOConfig()
+        .framework("torch")
+        .environment(env=m.RummyMultiAgentEnv,
+                     env_config={"rules": rules.to_json(), "reward_scale": cfg.reward_scale},
+                     # RLlib's env checker steps the env with unmasked random actions
+                     # (each one an illegal move that ends the hand): skip it
+                     disable_env_checking=True)
+        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=envs_per_env_runner,
+                     rollout_fragment_length=fragment_length(batch, num_env_runners * envs_per_env_runner),
+                     num_cpus_per_env_runner=1)
+        .learners(num_learners=0)
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[m.LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda, clip_param=cfg.clip_range,
+                  entropy_coeff=cfg.ent_coef, vf_loss_coeff=cfg.vf_coef, grad_clip=cfg.max_grad_norm,
+                  train_batch_size_per_learner=batch, minibatch_size=min(cfg.batch_size, batch),
+                  num_epochs=cfg.n_epochs)
+        .callbacks(m.RummyCallbacks)
+        .debugging(seed=cfg.seed, log_level="WARN")
+    )
+
+
+def fragment_length(batch: int, num_env_runners: int) -> int:
+    """The largest rollout fragment of at most ``ROLLOUT_FRAGMENT_LENGTH`` env steps that
+    divides each runner's share of the batch into whole fragments (RLlib requires the
+    batch to be reachable in whole fragments)."""
+    per_runner = max(1, -(-batch // num_env_runners))
+    k = -(-per_runner // ROLLOUT_FRAGMENT_LENGTH)
+    return -(-per_runner // k)
+
+
+def learner_steps(result: dict[str, Any]) -> int:
+    """The learner's decisions sampled so far (lifetime) from an ``algo.train()`` result."""
+    er = result.get("env_runners", {})
+    for key in ("num_module_steps_sampled_lifetime", "num_agent_steps_sampled_lifetime"):
+        v = er.get(key)
+        if isinstance(v, dict) and "learner" in v:
+            return int(v["learner"])
+    return 0
+
+
+class RLlibTrainer:
+    """Owns the RLlib ``Algorithm``, the snapshot pool and the schedules of one run."""
+
+    def __init__(self, cfg: TrainConfig, resume: str | None = None, num_env_runners: int = 1,
+                 envs_per_env_runner: int = 1, verbose: int = 1) -> None:
+        from . import rllib_modules as m
+
+        cfg.validate()
+        if num_env_runners < 1:
+            raise ValueError(f"--num-env-runners must be >= 1, got {num_env_runners}")
+        self.m = m
+        self.cfg = cfg
+        self.rules = make_rules(cfg)
+        self.run_dir = Path(cfg.out)
+        self.verbose = verbose
+        ck_state = check_checkpoint(resume, self.rules) if resume else None
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        cfg.save(self.run_dir, self.rules.to_json())
+        import torch
+
+        torch.set_num_threads(cfg.torch_threads)
+        self.algo = build_config(cfg, self.rules, num_env_runners, envs_per_env_runner).build_algo()
+        if ck_state is not None:
+            self.algo.restore_from_path(str(Path(resume).resolve()))
+            self.state = ck_state
+        else:
+            self.state = {"num_timesteps": 0, "iteration": 0, "slots": [], "slot_steps": [], "next_slot": 0,
+                          "next_snapshot": 0, "next_eval": cfg.eval_every or float("inf"),
+                          "next_checkpoint": cfg.checkpoint_every, "eval_history": [], "wall_time_s": 0.0}
+        self._push_all()
+        self._t0 = time.perf_counter()
+        self._wall0 = float(self.state.get("wall_time_s", 0.0))
+
+    # -- weights and the pool
+    def _module_state(self, module_id: str, inference_only: bool) -> dict[str, Any]:
+        lg = self.algo.learner_group
+        st = lg.get_state(components=[f"learner/rl_module/{module_id}"], inference_only=inference_only)
+        return st["learner"]["rl_module"][module_id]
+
+    def _push_to_runners(self, module_ids: list[str]) -> None:
+        """Force the learner group's weights of ``module_ids`` and the pool state onto
+        every EnvRunner (no weights sequence number: the update is always applied)."""
+        from . import rllib_modules as m
+
+        weights = {mid: self._module_state(mid, inference_only=True) for mid in module_ids}
+        slots = list(self.state["slots"])
+
+        def apply(runner: Any, _w=weights, _s=slots) -> None:
+            m.set_pool_state(_s)
+            if _w and getattr(runner, "module", None) is not None:
+                runner.module.set_state(_w)
+
+        self.algo.env_runner_group.foreach_env_runner(apply, local_env_runner=True)
+        m.set_pool_state(slots)
+
+    def _push_all(self) -> None:
+        ids = [self.m.LEARNER] + [self.m.snapshot_id(s) for s in self.state["slots"]]
+        self._push_to_runners(ids)
+
+    def add_snapshot(self, step: int) -> None:
+        """Copy the learner's weights into the next snapshot slot (oldest replaced first)."""
+        st, m = self.state, self.m
+        slot = st["next_slot"]
+        full = self._module_state(m.LEARNER, inference_only=False)
+        self.algo.learner_group.set_weights({m.snapshot_id(slot): full})
+        if slot in st["slots"]:
+            i = st["slots"].index(slot)
+            st["slots"].pop(i)
+            st["slot_steps"].pop(i)
+        st["slots"].append(slot)
+        st["slot_steps"].append(step)
+        st["next_slot"] = (slot + 1) % self.cfg.max_snapshots
+        self._push_to_runners([m.snapshot_id(slot)])
+
+    # -- evaluation
+    def greedy_agent(self) -> Any:
+        from .pool import SnapshotAgent
+
+        return SnapshotAgent(self.actor(), name="learner", greedy=True)
+
+    def actor(self) -> Any:
+        """The learner's actor (obs -> logits) as a plain torch module (a copy)."""
+        import copy
+
+        mod = self.algo.learner_group._learner.module[self.m.LEARNER] if self.algo.learner_group.is_local else None
+        if mod is None:  # remote learners: rebuild from the weights
+            mod = self.algo.get_module(self.m.LEARNER)
+        return copy.deepcopy(self.m.ActorLogits(mod)).eval()
+
+    def wall_time(self) -> float:
+        return self._wall0 + time.perf_counter() - self._t0
+
+    def evaluate(self, deals: int, seed: int) -> dict[str, Any]:
+        from eval.tournament import evaluate
+
+        agent = self.greedy_agent()
+        return {b: evaluate(agent, b, rules=self.rules, deals=deals, seed=seed) for b in self.cfg.eval_baselines}
+
+    def eval_row(self, t: int) -> dict[str, Any]:
+        res = self.evaluate(self.cfg.eval_deals, seed=10_000 + self.cfg.seed)
+        row: dict[str, Any] = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
+        for b, r in res.items():
+            row[b] = {k: r[k] for k in ("win_rate", "win_ci", "mean_points", "points_ci", "games") if k in r}
+        row["score"] = float(sum(res[b]["win_rate"] for b in res) / max(1, len(res)))
+        self.state["eval_history"].append(row)
+        (self.run_dir / "eval_history.json").write_text(json.dumps(self.state["eval_history"], indent=2))
+        if self.verbose:
+            parts = ", ".join(f"{b} {res[b]['win_rate']:.3f}" for b in res)
+            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] win rate vs {parts}", flush=True)
+        return row
+
+    # -- checkpoints
+    def checkpoint(self) -> Path:
+        st = self.state
+        st["wall_time_s"] = self.wall_time()
+        path = self.run_dir / "checkpoints" / f"iter_{st['iteration']}"
+        tmp = path.with_name(path.name + ".tmp")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        self.algo.save_to_path(str(tmp.resolve()))
+        (tmp / STATE_FILE).write_text(json.dumps(st, indent=2, default=float))
+        self.cfg.save(tmp, self.rules.to_json())
+        (tmp / "config.toml").unlink()
+        if path.exists():
+            shutil.rmtree(path)
+        tmp.rename(path)
+        if self.verbose:
+            print(f"[checkpoint] {path}", flush=True)
+        return path
+
+    # -- the loop
+    def train_iteration(self) -> dict[str, Any]:
+        st, cfg = self.state, self.cfg
+        if st["num_timesteps"] >= st["next_snapshot"]:
+            self.add_snapshot(st["num_timesteps"])
+            st["next_snapshot"] = st["num_timesteps"] + cfg.snapshot_every
+        t0 = time.perf_counter()
+        result = self.algo.train()
+        dt = time.perf_counter() - t0
+        st["iteration"] = int(result.get("training_iteration", st["iteration"] + 1))
+        before = st["num_timesteps"]
+        st["num_timesteps"] = max(before, learner_steps(result))
+        er = result.get("env_runners", {})
+        row = {"iteration": st["iteration"], "timesteps": st["num_timesteps"],
+               "env_steps": int(er.get("num_env_steps_sampled_lifetime", 0) or 0),
+               "iter_s": round(dt, 2), "learner_steps_per_s": round((st["num_timesteps"] - before) / dt, 1),
+               "env_steps_per_s": round(float(er.get("num_env_steps_sampled", 0) or 0) / dt, 1),
+               "episodes": int(er.get("num_episodes", 0) or 0),
+               "wall_time_s": round(self.wall_time(), 1)}
+        for k, v in er.items():
+            if isinstance(k, str) and k.startswith(("win", "points")):
+                if isinstance(v, dict):
+                    row.update({f"{k}/{kk}": round(float(vv), 4) for kk, vv in v.items()})
+                else:
+                    row[k] = round(float(v), 4)
+        with open(self.run_dir / "progress.jsonl", "a") as f:
+            f.write(json.dumps(row) + "\n")
+        if self.verbose:
+            wins = {k: v for k, v in row.items() if k.startswith("win")}
+            print(f"[iter {row['iteration']}] {row['timesteps']:,} learner steps, {row['iter_s']}s "
+                  f"({row['env_steps_per_s']} env steps/s) {json.dumps(wins)}", flush=True)
+        if st["num_timesteps"] >= st["next_eval"]:
+            self.eval_row(st["num_timesteps"])
+            st["next_eval"] = st["num_timesteps"] + cfg.eval_every
+        if st["num_timesteps"] >= st["next_checkpoint"]:
+            self.checkpoint()
+            st["next_checkpoint"] = st["num_timesteps"] + cfg.checkpoint_every
+        return row
+
+    def learn(self, max_iterations: int | None = None) -> dict[str, Any]:
+        """Train to ``cfg.timesteps`` learner steps (or ``max_iterations`` iterations),
+        checkpoint, and write the final report. On Ctrl-C: checkpoint and re-raise."""
+        n = 0
+        try:
+            while self.state["num_timesteps"] < self.cfg.timesteps and (max_iterations is None or n < max_iterations):
+                self.train_iteration()
+                n += 1
+        except KeyboardInterrupt:
+            path = self.checkpoint()
+            print(f"\ninterrupted: checkpoint saved to {path}; resume with --resume {path}", flush=True)
+            raise
+        self.last_checkpoint = self.checkpoint()
+        return self.final_report()
+
+    def final_report(self) -> dict[str, Any]:
+        """Evaluate the learner (greedy) on ``final_eval_deals`` per baseline; write
+        ``report.json`` and ``report.md`` (the SB3 trainer's format)."""
+        t = self.state["num_timesteps"]
+        res = self.evaluate(self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed)
+        wall = self.wall_time()
+        report = {"backend": "rllib", "timesteps": t, "iterations": self.state["iteration"],
+                  "wall_time_s": round(wall, 1), "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
+                  "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res,
+                  "checkpoint": str(getattr(self, "last_checkpoint", ""))}
+        (self.run_dir / "report.json").write_text(json.dumps(report, indent=2, default=float))
+        lines = [f"# Evaluation after {t:,} timesteps ({wall / 60:.1f} min, RLlib PPO)", "",
+                 f"Duplicate deals per baseline: {self.cfg.final_eval_deals} (each played in both seat rotations)", "",
+                 "| opponent | hands | win rate | 95% CI | mean points/hand | 95% CI |", "|---|---|---|---|---|---|"]
+        for b, r in res.items():
+            lo, hi = r["win_ci"]
+            plo, phi = r["points_ci"]
+            lines.append(f"| {b} | {r['games']} | {r['win_rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
+                         f"{r['mean_points']:+.2f} | [{plo:+.2f}, {phi:+.2f}] |")
+        (self.run_dir / "report.md").write_text("\n".join(lines) + "\n")
+        if self.verbose:
+            print("\n".join(lines), flush=True)
+        return report
+
+    def stop(self) -> None:
+        self.algo.stop()
+
+
+# ---------------------------------------------------------------------------- checkpoints
+
+def check_checkpoint(path: str | os.PathLike, rules: Rules | None = None) -> dict[str, Any]:
+    """Read ``rummy_state.json`` of an RLlib checkpoint folder (``checkpoints/iter_N``),
+    checking it is one and, with ``rules``, that it was trained on them.
+
+    Raises:
+        ValueError: not a folder, not an RLlib checkpoint of this trainer, or other rules.
+    """
+    p = Path(path)
+    if not p.is_dir():
+        raise ValueError(f"RLlib checkpoint {p} does not exist or is not a folder (give a checkpoints/iter_N folder)")
+    missing = [f for f in (STATE_FILE, CONFIG_NAME, "learner_group") if not (p / f).exists()]
+    if missing:
+        raise ValueError(f"{p} is not an RLlib checkpoint of `rummy train --backend rllib`: missing {', '.join(missing)}")
+    try:
+        state = json.loads((p / STATE_FILE).read_text())
+        meta = json.loads((p / CONFIG_NAME).read_text())
+        theirs = Rules.from_json(meta["rules"])
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(f"checkpoint {p} is corrupt: {e}") from None
+    if rules is not None and theirs != rules:
+        raise ValueError(f"checkpoint {p} was trained on rules {meta['rules']!r}, this run uses {rules.to_json()!r}; "
+                         "resume with the same --rules / num_players")
+    return state
+
+
+def learner_module_dir(ckpt: str | os.PathLike) -> Path:
+    p = Path(ckpt) / "learner_group" / "learner" / "rl_module" / "learner"
+    if not p.is_dir():
+        raise ValueError(f"{ckpt} has no learner module ({p} is missing); give a checkpoints/iter_N folder "
+                         "written by `rummy train --backend rllib`")
+    return p
+
+
+def load_actor(ckpt: str | os.PathLike) -> Any:
+    """The learner's actor (obs -> logits torch module) from an RLlib checkpoint folder.
+    Needs ray[rllib] importable (no Ray instance is started)."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from . import rllib_modules as m
+
+    d = learner_module_dir(ckpt)
+    try:
+        module = RLModule.from_checkpoint(str(d.resolve()))
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(f"cannot load the learner module from {d}: {type(e).__name__}: {e}") from None
+    return m.ActorLogits(module).eval()
+
+
+def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathLike,
+                            rules: Rules | str | dict | None = None) -> dict[str, Any]:
+    """Export the learner policy of an RLlib checkpoint to ``out_dir/policy.onnx`` and
+    ``out_dir/spec.json``, the format of ``train.export`` (same graph inputs/outputs,
+    same spec). The rules come from the checkpoint's ``rummy_config.json`` unless given.
+
+    Raises:
+        ValueError: not an RLlib checkpoint of this trainer, or a module whose sizes do
+            not match the rules.
+    """
+    from rummy_env.actions import NUM_ACTIONS
+    from rummy_env.env import make_rules as _make_rules
+    from rummy_env.observation import obs_size
+
+    from . import export as ex
+
+    p = Path(ckpt_dir)
+    check_checkpoint(p)
+    if rules is None:
+        rules_obj, rules_source = ex.find_rules(p / STATE_FILE)  # reads rummy_config.json beside it
+    else:
+        rules_obj, rules_source = _make_rules(rules), "given to export_rllib_checkpoint"
+    net = load_actor(p)
+    want = obs_size(rules_obj.num_players)
+    import torch
+
+    with torch.no_grad():
+        try:
+            out = net(torch.zeros(1, want))
+        except Exception as e:  # noqa: BLE001
+            raise ValueError(f"the policy in {p} does not take observations of size {want} "
+                             f"({rules_source}): {e}") from None
+    if tuple(out.shape) != (1, NUM_ACTIONS):
+        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {NUM_ACTIONS}")
+    spec = ex.build_spec(rules_obj, rules_source, want, f"rllib:{p}")
+    ex.write_policy_dir(ex.masked_graph(net), spec, want, Path(out_dir))
+    return spec
+
+
+# ---------------------------------------------------------------------------- entry point
+
+def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
+    """Run ``rummy train --backend rllib`` (the TrainConfig plus ``args.num_env_runners``,
+    ``args.address``, ``args.resume``). Returns 0."""
+    address = getattr(args, "address", None) or None
+    n_runners = int(getattr(args, "num_env_runners", 1) or 1)
+    n_envs = int(getattr(args, "envs_per_env_runner", 1) or 1)
+    if n_runners < 1:
+        raise ValueError(f"--num-env-runners must be >= 1, got {n_runners}")
+    if n_envs < 1:
+        raise ValueError(f"--envs-per-env-runner must be >= 1, got {n_envs}")
+    resume = getattr(args, "resume", None)
+    if resume:
+        check_checkpoint(resume, make_rules(cfg))
+    started = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
+    ray = init_ray(address, num_cpus=(n_runners + 1) if address is None else None)
+    trainer = None
+    try:
+        trainer = RLlibTrainer(cfg, resume=resume, num_env_runners=n_runners, envs_per_env_runner=n_envs)
+        trainer.learn(max_iterations=getattr(args, "max_iterations", None))
+    finally:
+        if trainer is not None:
+            trainer.stop()
+        if started:
+            ray.shutdown()
+    return 0

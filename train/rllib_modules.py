@@ -1,0 +1,241 @@
+"""The Ray/RLlib pieces of ``rummy train --backend rllib`` (imported after the Ray
+environment is set up; see ``train.rllib``).
+
+- ``RummyMultiAgentEnv``: ``rummy_v0.env(...)`` behind RLlib's ``PettingZooEnv``.
+- ``MaskedPPOTorchRLModule``: RLlib's default PPO torch module on the ``"observation"``
+  Box, with illegal logits set to ``MASK_FILL``.
+- ``ScriptedRLModule``: a scripted baseline (``agents.make_agent(name)``) as an RLModule
+  that returns actions directly (masked: the agents only play legal moves).
+- ``agent_to_module``: the policy mapping. One random seat per hand is played by the
+  trained module ``"learner"``; every other seat draws an opponent as the SB3 trainer's
+  ``OpponentPool`` does (kinds by ``opponent_weights``; a snapshot is the newest with
+  probability ``latest_prob``, else a uniformly random stored one; before the first
+  snapshot, snapshot draws fall back to the other kinds). Snapshots live in fixed,
+  untrained module slots ``snapshot_0 ... snapshot_{K-1}`` that the driver fills with
+  copies of the learner's weights; which slots are filled (and the newest) is pushed to
+  every EnvRunner with ``set_pool_state``.
+- ``RummyCallbacks``: the learner's win rate and points per opponent kind.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.models.base import ACTOR, ENCODER_OUT
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+LEARNER = "learner"
+BASELINES = ("random", "greedy", "heuristic")
+MASK_FILL = -1e9  # as train.export.MASK_FILL: softmax gives illegal actions probability 0
+
+
+def snapshot_id(i: int) -> str:
+    return f"snapshot_{i}"
+
+
+# ---------------------------------------------------------------------------- the env
+
+class RummyMultiAgentEnv(PettingZooEnv):
+    """``rummy_v0.env(rules=..., reward_scale=...)`` as an RLlib ``MultiAgentEnv``.
+
+    ``config``: ``{"rules": preset name or STATE-style rules object, "reward_scale": float}``.
+    Observations are the env's dict ``{"observation": float32, "action_mask": int8}``.
+    """
+
+    def __init__(self, config: dict | None = None) -> None:
+        from rummy_env import rummy_v0
+
+        config = dict(config or {})
+        super().__init__(rummy_v0.env(rules=config.get("rules", "classic"),
+                                      reward_scale=float(config.get("reward_scale", 1.0))))
+
+
+def env_creator(config: dict | None = None) -> RummyMultiAgentEnv:
+    """The env creator RLlib calls on every EnvRunner."""
+    return RummyMultiAgentEnv(config)
+
+
+# ---------------------------------------------------------------------------- modules
+
+class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
+    """RLlib's default PPO torch module (separate actor and critic MLPs by default) built
+    on the ``"observation"`` Box of the env's Dict space. Every forward pass reads the
+    observation dict, casts ``"observation"`` to float32 and sets the logits of actions
+    whose ``"action_mask"`` bit is 0 to ``MASK_FILL``. The batch it is given is left
+    unchanged (a shallow copy is passed on)."""
+
+    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        self.observation_space_with_mask = observation_space
+        inner = observation_space
+        if isinstance(observation_space, gym.spaces.Dict):
+            inner = observation_space["observation"]
+        super().__init__(observation_space=inner, **kwargs)
+
+    def setup(self) -> None:
+        super().setup()
+        # as RLlib's action-masking example: report the env's Dict space (this is also
+        # what a checkpoint stores as the constructor argument)
+        self.observation_space = self.observation_space_with_mask
+
+    @staticmethod
+    def _split(batch: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        obs = batch[Columns.OBS]
+        mask = None
+        if isinstance(obs, dict):
+            mask = obs["action_mask"]
+            obs = obs["observation"]
+        out = dict(batch)
+        out[Columns.OBS] = obs.float() if isinstance(obs, torch.Tensor) else torch.as_tensor(obs, dtype=torch.float32)
+        return out, mask
+
+    @staticmethod
+    def _mask(out: dict[str, Any], mask: Any) -> dict[str, Any]:
+        if mask is not None:
+            logits = out[Columns.ACTION_DIST_INPUTS]
+            out[Columns.ACTION_DIST_INPUTS] = torch.where(mask != 0, logits, torch.full_like(logits, MASK_FILL))
+        return out
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        b, mask = self._split(batch)
+        return self._mask(super()._forward(b, **kwargs), mask)
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        b, mask = self._split(batch)
+        return self._mask(super()._forward_train(b, **kwargs), mask)
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+        b, _ = self._split(batch)
+        return super().compute_values(b, embeddings)
+
+
+class ActorLogits(torch.nn.Module):
+    """The actor of a ``MaskedPPOTorchRLModule`` as a plain module: observation float32
+    ``[B, obs_dim]`` -> logits ``[B, 579]`` (no mask). Used for export and evaluation."""
+
+    def __init__(self, module: MaskedPPOTorchRLModule) -> None:
+        super().__init__()
+        enc = module.encoder
+        self.shared = not hasattr(enc, "actor_encoder")
+        self.encoder = enc.encoder if self.shared else enc.actor_encoder
+        self.pi = module.pi
+        self.eval()
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        feats = self.encoder({Columns.OBS: obs.float()})[ENCODER_OUT]
+        if isinstance(feats, dict):
+            feats = feats[ACTOR]
+        return self.pi(feats)
+
+
+class ScriptedRLModule(RLModule):
+    """A scripted baseline as an (untrained) RLModule: ``model_config["agent"]`` names
+    the ``agents.make_agent`` agent; each row of the batch gets
+    ``agent.act(observation, action_mask)`` (a legal move)."""
+
+    def setup(self) -> None:
+        from agents import make_agent
+
+        cfg = self.model_config or {}
+        self.agent_name = cfg.get("agent", "random")
+        self.agent = make_agent(self.agent_name, seed=cfg.get("seed"))
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        x = np.asarray(obs["observation"].cpu() if isinstance(obs["observation"], torch.Tensor) else obs["observation"],
+                       dtype=np.float32)
+        m = np.asarray(obs["action_mask"].cpu() if isinstance(obs["action_mask"], torch.Tensor) else obs["action_mask"])
+        acts = np.array([self.agent.act(x[i], m[i]) for i in range(len(x))], dtype=np.int64)
+        return {Columns.ACTIONS: acts}
+
+    def _forward_train(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise NotImplementedError(f"the scripted {self.agent_name!r} module is not trained")
+
+    def get_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        pass
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+# ---------------------------------------------------------------------------- policy mapping
+
+# Per process (the driver and every EnvRunner): the filled snapshot slots, oldest first.
+_POOL: dict[str, Any] = {"slots": []}
+
+
+def set_pool_state(slots: list[int]) -> None:
+    """Record which snapshot slots hold a snapshot (oldest first, the newest last)."""
+    _POOL["slots"] = list(slots)
+
+
+def get_pool_state() -> list[int]:
+    return list(_POOL["slots"])
+
+
+def _episode_rng(episode: Any) -> np.random.Generator:
+    key = str(getattr(episode, "id_", None) or id(episode)).encode()
+    return np.random.default_rng(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little"))
+
+
+def table_for(rng: np.random.Generator, num_players: int, weights: dict[str, float], latest_prob: float,
+              slots: list[int]) -> list[str]:
+    """Module ids for seats ``0 .. n-1`` of one hand (one is ``"learner"``)."""
+    learner_seat = int(rng.integers(num_players))
+    kinds = [k for k, w in weights.items() if w > 0 and (k != "snapshot" or slots)]
+    w = np.array([weights[k] for k in kinds], dtype=np.float64)
+    table = []
+    for seat in range(num_players):
+        if seat == learner_seat:
+            table.append(LEARNER)
+            continue
+        kind = kinds[int(rng.choice(len(kinds), p=w / w.sum()))]
+        if kind == "snapshot":
+            if rng.random() < latest_prob:
+                table.append(snapshot_id(slots[-1]))
+            else:
+                table.append(snapshot_id(slots[int(rng.integers(len(slots)))]))
+        else:
+            table.append(kind)
+    return table
+
+
+def agent_to_module(agent_id: str, episode: Any = None, *, num_players: int = 2,
+                    weights: dict[str, float] | None = None, latest_prob: float = 0.5, **kwargs: Any) -> str:
+    """RLlib's ``policy_mapping_fn`` (bind the keywords with ``functools.partial``).
+    Deterministic per episode: every seat of a hand sees the same table."""
+    table = table_for(_episode_rng(episode), num_players, weights or {"random": 1.0}, latest_prob, _POOL["slots"])
+    return table[int(str(agent_id).rsplit("_", 1)[-1])]
+
+
+def opponent_kind(module_id: str) -> str:
+    return "snapshot" if module_id.startswith("snapshot_") else module_id
+
+
+# ---------------------------------------------------------------------------- metrics
+
+class RummyCallbacks(RLlibCallback):
+    """Logs, per finished hand, whether the learner won and its points (reward), overall
+    and per opponent kind (``win/all``, ``win/heuristic``, ``points/random``, ...)."""
+
+    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
+        if metrics_logger is None:
+            return
+        learner = [a for a in episode.agent_ids if episode.module_for(a) == LEARNER]
+        if not learner:
+            return
+        rewards = episode.get_rewards()
+        r = float(np.sum(rewards.get(learner[0], [0.0])))
+        opps = sorted({opponent_kind(episode.module_for(a)) for a in episode.agent_ids if a != learner[0]})
+        for key in ("all", "+".join(opps)):
+            metrics_logger.log_value(f"win/{key}", float(r > 0), reduce="mean", window=200)
+            metrics_logger.log_value(f"points/{key}", r, reduce="mean", window=200)
