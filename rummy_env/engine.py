@@ -256,6 +256,12 @@ def _finishable(hand: int, forbidden_bit: int, layoff_ok: bool, must_discard: bo
     return layoff_ok and not must_discard
 
 
+# _DISCARDS_IN_BYTE[k][b]: the discard ids of the cards 8k..8k+7 whose bits are set in byte b
+_DISCARDS_IN_BYTE: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(DISCARD_BASE + 8 * k + i for i in range(8) if b >> i & 1) for b in range(256)) for k in range(7)
+)
+
+
 def legal_actions(state: GameState) -> list[int]:
     """The ids of every legal action of the player to move, in increasing order.
 
@@ -283,11 +289,9 @@ def legal_actions(state: GameState) -> list[int]:
     acc_set, acc_low, acc_high = state.accept
     acc_any = acc_set | acc_low | acc_high
     out = []
-    h = hand & ~fbit
-    while h:
-        low = h & -h
-        out.append(DISCARD_BASE + low.bit_length() - 1)
-        h ^= low
+    for k, b in enumerate((hand & ~fbit).to_bytes(7, "little")):  # discards, a byte of cards at a time
+        if b:
+            out += _DISCARDS_IN_BYTE[k][b]
     for mid in melds_in(hand, rules.aces):
         rest = hand & ~MELD_MASK[mid]
         if rest & ~fbit or _finishable(rest, fbit, _takes_after_meld(state, mid, f), must):
