@@ -29,6 +29,7 @@ all seats), ``batch_size`` -> minibatch, ``n_epochs`` -> epochs, ``learning_rate
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
 import json
 import os
@@ -82,6 +83,7 @@ def ray_environ(local: bool = True) -> dict[str, str]:
             d = Path(tempfile.mkdtemp(prefix="rummy-ray-home-"))
             (d / "ray_bootstrap_config.yaml").write_text("{}\n")
             env["HOME"] = str(d)
+            atexit.register(shutil.rmtree, d, ignore_errors=True)
     os.environ.update(env)
     return env
 
