@@ -3,7 +3,8 @@
 ``rummy bench env`` plays uniformly random legal moves (one action drawn from the
 legal ids, read from the action mask) as fast as it can, through each layer of the
 stack, and reports decisions per second and hands per second (the median of
-``--repeats`` runs of ``--seconds`` each):
+``--repeats`` runs of ``--seconds`` each; the modes take turns, round-robin, so a
+change in the machine's load hits them alike):
 
 | mode | loop |
 | --- | --- |
@@ -444,7 +445,7 @@ def run_env(args: argparse.Namespace) -> int:
                  f"{platform.machine()}, {os.cpu_count()} CPUs, pinned to {affinity}")
     _print_tables(results, notes, args.plain)
     if args.json:
-        out = {"command": "rummy bench " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["bench"] else None,
+        out = {"command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]),
                "python": platform.python_version(), "cpus": os.cpu_count(), "affinity": affinity,
                "results": [asdict(r) for r in results], "ratios": ratio_rows(results)}
         with open(args.json, "w") as fh:

@@ -1,0 +1,39 @@
+"""``rummy bench env`` runs and reports (a smoke test: no speed is asserted here;
+performance is measured by ``rummy bench`` itself)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eval import bench
+from rummy_env.cli import main as rummy
+
+
+def test_bench_env_runs_every_mode_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code = rummy(["bench", "env", "--players", "2", "3", "--seconds", "0.02", "--repeats", "1",
+                  "--no-peers", "--plain", "--json", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    for mode in bench.OUR_MODES:
+        assert bench.MODE_TITLES[mode] in text
+    data = json.loads(out.read_text())
+    got = {(r["mode"], r["players"]) for r in data["results"]}
+    assert got == {(m, n) for m in bench.OUR_MODES for n in (2, 3)}
+    for r in data["results"]:
+        assert r["decisions_per_s"] > 0 and r["decisions_per_hand"] > 1
+        assert r["rules"] == ("classic" if r["players"] == 2 else "turnover")
+
+
+def test_ratio_rows_pair_ours_with_the_peers():
+    rs = [bench.Result("raw_env", 2, "classic", 300.0, 1.0, 300.0),
+          bench.Result("openspiel_gin_rummy", 2, "gin rummy", 100.0, 1.0, 100.0)]
+    rows = bench.ratio_rows(rs)
+    assert rows == [[bench.MODE_TITLES["raw_env"], bench.MODE_TITLES["openspiel_gin_rummy"], "3.00x"]]
+
+
+def test_bench_rejects_a_preset_outside_its_player_range():
+    with pytest.raises(ValueError, match="classic"):
+        bench.rules_for("classic", 4)
+    assert rummy(["bench", "env", "--rules", "classic", "--players", "4"]) == 2
