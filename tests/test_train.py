@@ -20,7 +20,8 @@ from train.vec_env import SelfPlayVecEnv  # noqa: E402
 def tiny_config(out: Path, **kw) -> TrainConfig:
     base = dict(timesteps=256, out=str(out), n_envs=8, n_steps=16, batch_size=64, n_epochs=1, workers=1,
                 net_arch=[32, 32], snapshot_every=128, eval_every=0, checkpoint_every=10_000,
-                final_eval_deals=4, eval_deals=2, eval_baselines=["random"], progress=False)
+                final_eval_deals=4, eval_deals=2, eval_baselines=["random"], progress=False,
+                warmstart_decisions=500, warmstart_epochs=1)
     base.update(kw)
     return TrainConfig(**base)
 
@@ -151,3 +152,28 @@ def test_config_toml_round_trip_and_errors(tmp_path):
         TrainConfig.from_dict({"n_envs": 8, "n_steps": 16, "batch_size": 100})
     with pytest.raises(ValueError, match="opponent_weights"):
         TrainConfig.from_dict({"opponent_weights": {"champion": 1.0}})
+
+
+def test_warm_start_collects_teacher_decisions_and_clones_them():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from rummy_env.wrappers import SingleAgentEnv
+    from train.warmstart import clone, collect
+
+    rules = Rules.preset("classic")
+    obs, masks, actions, returns = collect(rules, "greedy", 3000, seed=0, reward_scale=0.01)
+    n = len(actions)
+    assert 0 < n <= 3000 and obs.shape == (n, 548) and masks.shape == (n, 579)
+    assert masks[np.arange(n), actions].all()  # every teacher action was legal
+    # a seat's return is its own hand payoff: zero-sum hands, the winner positive
+    assert np.isclose(returns.max(), -returns.min()) or returns.max() > 0
+    torch.manual_seed(0)
+    model = MaskablePPO("MlpPolicy", SingleAgentEnv(seed=0), policy_kwargs=dict(net_arch=[64, 64]), seed=0)
+    with torch.no_grad():
+        feats = model.policy.extract_features(torch.as_tensor(obs), model.policy.pi_features_extractor)
+        logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(feats))
+        before = float((logits.masked_fill(~torch.as_tensor(masks), -1e9).argmax(1) == torch.as_tensor(actions))
+                       .float().mean())
+    res = clone(model.policy, obs, masks, actions, returns, epochs=5, batch_size=256, seed=0)
+    assert res["accuracy"] > before + 0.2

@@ -73,6 +73,14 @@ class TrainConfig:
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
     """Hidden layer sizes of the policy and of the value network (separate networks)."""
 
+    # --- warm start (behaviour cloning before self-play; train/warmstart.py)
+    warmstart_teacher: str = "heuristic"
+    """Scripted agent whose decisions are cloned before PPO starts ("none": no warm start)."""
+    warmstart_decisions: int = 200_000
+    """Teacher decisions collected for the warm start (0: no warm start)."""
+    warmstart_epochs: int = 20
+    """Passes over the warm-start samples."""
+
     # --- opponent pool
     snapshot_every: int = 100_000
     """Learner timesteps between frozen snapshots of the policy added to the pool."""
@@ -129,6 +137,12 @@ class TrainConfig:
                 raise ValueError(f"opponent_weights[{k!r}] must be a number >= 0, got {w!r}")
         if sum(self.opponent_weights.values()) <= 0:
             raise ValueError("opponent_weights must have a positive total")
+        if self.warmstart_teacher not in ("none", "random", "greedy", "heuristic"):
+            raise ValueError(f"warmstart_teacher must be none, random, greedy or heuristic, got {self.warmstart_teacher!r}")
+        if not isinstance(self.warmstart_decisions, int) or self.warmstart_decisions < 0:
+            raise ValueError(f"warmstart_decisions must be an int >= 0, got {self.warmstart_decisions!r}")
+        if not isinstance(self.warmstart_epochs, int) or self.warmstart_epochs < 1:
+            raise ValueError(f"warmstart_epochs must be an int >= 1, got {self.warmstart_epochs!r}")
         for b in self.eval_baselines:
             if b not in ("random", "greedy", "heuristic"):
                 raise ValueError(f"eval_baselines: unknown baseline {b!r}; baselines: random, greedy, heuristic")

@@ -208,6 +208,12 @@ class Trainer:
                           "next_checkpoint": cfg.checkpoint_every, "eval_history": [], "best_score": None,
                           "wall_time_s": 0.0}
             self.pool_state = None
+            if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
+                from .warmstart import warm_start
+
+                self.state["warm_start"] = warm_start(
+                    self.model.policy, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions,
+                    cfg.warmstart_epochs, seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=verbose)
         self._restore_pool()
         self._t0 = time.perf_counter()
         self._wall0 = float(self.state.get("wall_time_s", 0.0))

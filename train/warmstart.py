@@ -1,0 +1,115 @@
+"""Warm start: behaviour cloning of a scripted teacher before self-play PPO.
+
+A fresh policy has to discover from the final score alone that melds and low
+deadwood win hands; cloning the ``heuristic`` baseline's decisions first gives PPO a
+sensible starting point, and self-play then improves on it. The teacher plays every
+seat of seeded hands; each of its decisions (observation, mask, action) is a sample;
+the policy is fitted by masked cross-entropy (``-log pi(a | obs, mask)``) with Adam.
+The value network is fitted at the same time to each decision's final hand payoff
+(times ``reward_scale``), so PPO's first advantages are not noise.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from rummy_env import engine
+from rummy_env.actions import NUM_ACTIONS
+from rummy_env.observation import Encoder
+from rummy_env.rules import Rules
+
+
+def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Play seeded hands with ``teacher`` (an ``agents.make_agent`` name) in every seat.
+
+    Returns:
+        ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, 579]``, ``actions`` int64 ``[N]``
+        and ``returns`` float32 ``[N]`` (the deciding seat's hand payoff times
+        ``reward_scale``), ``N <= decisions`` (a hand cut short by the budget is dropped).
+    """
+    from agents import make_agent
+
+    n = rules.num_players
+    enc = Encoder(n)
+    agents = [make_agent(teacher, seed=seed + q) for q in range(n)]
+    obs = np.empty((decisions, enc.size), dtype=np.float32)
+    masks = np.zeros((decisions, NUM_ACTIONS), dtype=bool)
+    actions = np.empty(decisions, dtype=np.int64)
+    returns = np.zeros(decisions, dtype=np.float32)
+    seats = np.empty(decisions, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    i = done = 0
+    while i < decisions:
+        st = engine.new_game(rules, seed=int(rng.integers(2**62)))
+        while not st.hand_over and i < decisions:
+            seat = st.current
+            o = enc.encode(st, seat)
+            m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            m[engine.legal_actions(st)] = 1
+            a = agents[seat].act(o, m)
+            obs[i], masks[i], actions[i], seats[i] = o, m.astype(bool), a, seat
+            engine.apply(st, a)
+            i += 1
+        if st.hand_over:
+            pay = np.asarray(st.payoffs, dtype=np.float32) * reward_scale
+            returns[done:i] = pay[seats[done:i]]
+            done = i
+    return obs[:done], masks[:done], actions[:done], returns[:done]
+
+
+def clone(policy: Any, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray, returns: np.ndarray,
+          epochs: int, batch_size: int = 1024, lr: float = 1e-3, seed: int = 0) -> dict[str, float]:
+    """Fit ``policy`` (an sb3-contrib ``MaskableActorCriticPolicy``) to the teacher's
+    actions by masked cross-entropy, and its value to ``returns`` by squared error.
+    Returns the final losses and the accuracy (the share of samples whose most
+    probable legal action is the teacher's)."""
+    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    ret_t = torch.as_tensor(returns)
+    gen = np.random.default_rng(seed)
+    n = len(actions)
+    obs_t = torch.as_tensor(obs)
+    mask_t = torch.as_tensor(masks)
+    act_t = torch.as_tensor(actions)
+    policy.set_training_mode(True)
+    loss_pi_v = loss_v_v = float("nan")
+    for _ in range(epochs):
+        order = gen.permutation(n)
+        for start in range(0, n, batch_size):
+            idx = torch.as_tensor(order[start:start + batch_size])
+            o = obs_t[idx]
+            logits = policy.action_net(policy.mlp_extractor.forward_actor(
+                policy.extract_features(o, policy.pi_features_extractor)))
+            logits = logits.masked_fill(~mask_t[idx], -1e9)
+            loss_pi = torch.nn.functional.cross_entropy(logits, act_t[idx])
+            values = policy.value_net(policy.mlp_extractor.forward_critic(
+                policy.extract_features(o, policy.vf_features_extractor))).squeeze(-1)
+            loss_v = torch.nn.functional.mse_loss(values, ret_t[idx])
+            loss = loss_pi + 0.5 * loss_v
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss_pi_v, loss_v_v = loss_pi.item(), loss_v.item()
+    policy.set_training_mode(False)
+    with torch.no_grad():
+        feats = policy.extract_features(obs_t[:20_000], policy.pi_features_extractor)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(feats)).masked_fill(~mask_t[:20_000], -1e9)
+        acc = float((logits.argmax(1) == act_t[:20_000]).float().mean())
+    return {"policy_loss": loss_pi_v, "value_loss": loss_v_v, "accuracy": acc}
+
+
+def warm_start(policy: Any, rules: Rules, teacher: str, decisions: int, epochs: int, seed: int,
+               reward_scale: float = 0.01, verbose: int = 1) -> dict[str, float]:
+    """Collect ``decisions`` teacher samples and clone them into ``policy``."""
+    t0 = time.perf_counter()
+    obs, masks, actions, returns = collect(rules, teacher, decisions, seed, reward_scale)
+    t1 = time.perf_counter()
+    res = clone(policy, obs, masks, actions, returns, epochs, seed=seed)
+    res.update(collect_s=round(t1 - t0, 1), fit_s=round(time.perf_counter() - t1, 1), decisions=decisions)
+    if verbose:
+        print(f"[warm start] cloned {decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
+              f"{res['fit_s']}s to fit): accuracy {res['accuracy']:.3f}", flush=True)
+    return res
