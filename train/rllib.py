@@ -102,9 +102,10 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, object_sto
     kw: dict[str, Any] = dict(include_dashboard=False, configure_logging=True, logging_level="WARNING",
                               log_to_driver=True)
     if address is None:
+        # "local": always a new Ray of our own, never one left by `ray start` on this machine
         kw.update(num_cpus=num_cpus, object_store_memory=object_store_mb * 2**20, _node_ip_address="127.0.0.1")
         os.environ.pop("RAY_ADDRESS", None)
-    ray.init(address=address, **kw)
+    ray.init(address=address or "local", **kw)
     return ray
 
 
