@@ -32,7 +32,7 @@ class TrainConfig:
     """Hand points are multiplied by this to give the reward (a 50-point hand = 0.5)."""
 
     # --- run length and seeding
-    timesteps: int = 2_000_000
+    timesteps: int = 1_500_000
     """Learner timesteps (learner decisions) to train for."""
     seed: int = 0
     """Seeds the deals, the learner's seat, the opponent sampling, torch and PPO."""
@@ -42,7 +42,7 @@ class TrainConfig:
     # --- parallel rollout
     n_envs: int = 64
     """Games stepped in lock-step per process; opponents' moves are batched across them."""
-    workers: int = 1
+    workers: int = 2
     """Rollout processes (each with n_envs / workers games); 1 keeps everything in-process."""
     torch_threads: int = 2
     """torch intra-op threads in the learner process."""
@@ -54,7 +54,7 @@ class TrainConfig:
     """Minibatch size of the PPO update."""
     n_epochs: int = 3
     """Passes over each rollout batch."""
-    learning_rate: float = 5e-4
+    learning_rate: float = 2.5e-4
     """Adam step size (linearly annealed to lr_final_frac of it)."""
     lr_final_frac: float = 0.2
     """Final learning rate as a fraction of learning_rate."""
@@ -64,7 +64,7 @@ class TrainConfig:
     """GAE lambda."""
     clip_range: float = 0.2
     """PPO clip range."""
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
     """Entropy bonus."""
     vf_coef: float = 0.5
     """Value loss weight."""
@@ -82,12 +82,12 @@ class TrainConfig:
     """Passes over the warm-start samples."""
 
     # --- opponent pool
-    snapshot_every: int = 100_000
+    snapshot_every: int = 200_000
     """Learner timesteps between frozen snapshots of the policy added to the pool."""
     max_snapshots: int = 8
     """Snapshots kept (oldest dropped first)."""
     opponent_weights: dict[str, float] = field(
-        default_factory=lambda: {"snapshot": 0.5, "random": 0.05, "greedy": 0.2, "heuristic": 0.25}
+        default_factory=lambda: {"snapshot": 0.4, "random": 0.05, "greedy": 0.2, "heuristic": 0.35}
     )
     """Sampling weights of the opponent kinds, drawn per seat per hand; "snapshot"
     picks a stored snapshot (the latest with probability latest_prob, else uniform)."""
@@ -95,15 +95,15 @@ class TrainConfig:
     """Within "snapshot": probability of the most recent snapshot."""
 
     # --- evaluation and checkpoints
-    eval_every: int = 250_000
+    eval_every: int = 500_000
     """Learner timesteps between duplicate-deal evaluations (0: only at the end)."""
-    eval_deals: int = 200
+    eval_deals: int = 100
     """Duplicate deals per baseline at each evaluation (each played once per seat rotation)."""
     final_eval_deals: int = 500
     """Duplicate deals per baseline in the final report."""
     eval_baselines: list[str] = field(default_factory=lambda: ["random", "greedy", "heuristic"])
     """Baselines evaluated against."""
-    checkpoint_every: int = 250_000
+    checkpoint_every: int = 500_000
     """Learner timesteps between checkpoints (one is also written at the end and on Ctrl-C)."""
     progress: bool = True
     """Show a progress bar."""
