@@ -136,10 +136,15 @@ def create_app(policy_dir: str | Path) -> Any:
     @app.post("/act")
     async def act(request: Request) -> JSONResponse:
         body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            return JSONResponse({"detail": f"the body is {len(body)} bytes; a position is at most "
+                                           f"{MAX_BODY_BYTES} bytes"}, status_code=422)
         try:
             position = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             return JSONResponse({"detail": f"the body is not JSON: {e}"}, status_code=422)
+        except (ValueError, RecursionError) as e:  # huge integers, deep nesting
+            return JSONResponse({"detail": f"the body is not a JSON position: {str(e)[:200]}"}, status_code=422)
         try:
             return JSONResponse(service.act(position))
         except PositionRejected as e:
@@ -148,6 +153,9 @@ def create_app(policy_dir: str | Path) -> Any:
             return JSONResponse({"detail": "the position is nested too deeply"}, status_code=422)
 
     return app
+
+
+MAX_BODY_BYTES = 64 * 1024  # a full position is about 1 KB
 
 
 def make_server(policy_dir: str | Path, port: int, host: str = DEFAULT_HOST, log_level: str = "info") -> Any:

@@ -36,6 +36,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rummy`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    cmd = next((a for a in argv if not a.startswith("-")), None)
+    if cmd in ("eval", "play", "serve", "export"):
+        # one observation at a time: torch's thread pool only adds overhead (and
+        # oversubscribes a small machine); set before torch is imported
+        import os
+
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not args.command:

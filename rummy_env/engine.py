@@ -11,6 +11,7 @@ catalogue), §5 going out and scoring, §6 an empty stock, §7 match play.
 """
 from __future__ import annotations
 
+import operator
 import random
 from typing import Any
 
@@ -360,6 +361,27 @@ def _do_layoff(melds: list[Meld], card: int, end: int) -> None:
 
 # ---------------------------------------------------------------- applying actions
 
+def as_action_id(action: Any) -> int:
+    """``action`` as a plain int, if it is an integer (``int``, numpy integer or a 0-d
+    integer array; not a bool or a float).
+
+    Raises:
+        IllegalActionError (a ``ValueError``): any other type or value outside ``0..578``.
+    """
+    if type(action) is int and 0 <= action < NUM_ACTIONS:
+        return action
+    try:
+        if isinstance(action, bool):
+            raise TypeError
+        a = operator.index(action)
+    except TypeError:
+        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(action)[:50]!r} "
+                                 f"({type(action).__name__})") from None
+    if not 0 <= a < NUM_ACTIONS:
+        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {a}")
+    return a
+
+
 def apply(state: GameState, action: int) -> None:
     """Apply one action of the player to move, in place (RULES.md §3, §5, §6).
 
@@ -368,12 +390,12 @@ def apply(state: GameState, action: int) -> None:
             action id, or it is not legal here; the message names the action and the
             reason, and the position is left unchanged.
     """
+    action = as_action_id(action)
     if state.hand_over:
         raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action)})")
     legal = legal_actions(state)
     if action not in legal:
         raise IllegalActionError(_illegal_reason(state, action))
-    action = int(action)
     p = state.current
     state._legal = None
     if action == DRAW_STOCK:
@@ -770,6 +792,10 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     sc = obj.get("scores", [0] * n)
     if not isinstance(sc, list) or len(sc) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in sc):
         raise _err(f"scores must be a list of {n} ints, got {sc!r}")
+    if any(x < 0 for x in sc):
+        raise _err(f"scores cannot be negative (match totals only grow), got {sc!r}")
+    if not hand_over and rules.target is not None and max(sc) >= rules.target:
+        raise _err(f"scores {sc!r} reach the target {rules.target}: the match would already be over")
     s.scores = list(sc)
     s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
     s.hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, None)

@@ -88,6 +88,7 @@ class raw_env(AECEnv):
     ) -> None:
         super().__init__()
         self.rules = make_rules(rules, **rule_overrides)
+        self._base_rules = self.rules
         if render_mode not in (None, "human", "ansi"):
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
         if episode not in ("hand", "match"):
@@ -128,11 +129,13 @@ class raw_env(AECEnv):
             ValueError: the STATE is not a legal position (the message says why), or
                 its rules are for another player count than this env's.
         """
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict (e.g. {{'state': STATE}}) or None, got {type(options).__name__}")
         if seed is not None:
             self._seeder = np.random.default_rng(seed)
         deal_seed = int(self._seeder.integers(2**63 - 1))
         if options and "state" in options:
-            st = engine.from_json(options["state"], rules=self.rules, seed=deal_seed)
+            st = engine.from_json(options["state"], rules=self._base_rules, seed=deal_seed)
             if st.rules.num_players != self.rules.num_players:
                 raise ValueError(
                     f"the position is for {st.rules.num_players} players but this env has "
@@ -144,6 +147,7 @@ class raw_env(AECEnv):
                 engine.next_hand(st)
             self.rules = st.rules
         else:
+            self.rules = self._base_rules  # a position's own rules last until the next deal
             st = engine.new_game(self.rules, seed=deal_seed)
         self.state = st
         self.agents = self.possible_agents[:]
@@ -163,7 +167,10 @@ class raw_env(AECEnv):
         Raises:
             IllegalActionError (a ``ValueError``): the action is not legal; the
                 message names its text and the reason; nothing changes.
+            RuntimeError: before the first ``reset``.
         """
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -237,9 +244,18 @@ class raw_env(AECEnv):
         return {"observation": self._obs(seat).copy(), "action_mask": self._mask(seat)}
 
     # ------------------------------------------------------------------ positions and text
+    def _started(self) -> GameState:
+        if self.state is None:
+            raise RuntimeError("call reset() before using the env")
+        return self.state
+
     def state_dict(self) -> dict[str, Any]:
-        """The current position in API.md's STATE form."""
-        return engine.to_json(self.state)
+        """The current position in API.md's STATE form.
+
+        Raises:
+            RuntimeError: before the first ``reset``.
+        """
+        return engine.to_json(self._started())
 
     def action_text(self, action: int) -> str:
         """The text of an action id, e.g. ``'meld 4H 5H 6H'``.
@@ -255,15 +271,15 @@ class raw_env(AECEnv):
         Raises:
             ValueError: the text names no action.
         """
-        return engine.action_id(self.state, text)
+        return engine.action_id(self._started(), text)
 
     def legal_action_texts(self) -> list[str]:
         """The texts of the legal actions of the agent to move."""
-        return [action_text(a) for a in engine.legal_actions(self.state)]
+        return [action_text(a) for a in engine.legal_actions(self._started())]
 
     def legal_actions(self) -> list[int]:
         """The ids of the legal actions of the agent to move (the mask's ones)."""
-        return list(engine.legal_actions(self.state))
+        return list(engine.legal_actions(self._started()))
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | None:

@@ -110,18 +110,18 @@ class Rules:
             v = getattr(self, name)
             if not isinstance(v, bool):
                 raise ValueError(f"{name} must be true or false, got {v!r}")
-        if not _is_int(self.rummy_multiplier) or self.rummy_multiplier < 1:
-            raise ValueError(f"rummy_multiplier must be an int >= 1, got {self.rummy_multiplier!r}")
+        if not _is_int(self.rummy_multiplier) or not 1 <= self.rummy_multiplier <= 10:
+            raise ValueError(f"rummy_multiplier must be an int from 1 to 10, got {self.rummy_multiplier!r}")
         mr = self.max_recycles
-        if mr is not None and (not _is_int(mr) or mr < 0):
-            raise ValueError(f"max_recycles must be null (unlimited) or an int >= 0, got {mr!r}")
-        if not _is_int(self.max_turns) or self.max_turns < 1:
-            raise ValueError(f"max_turns must be an int >= 1, got {self.max_turns!r}")
+        if mr is not None and (not _is_int(mr) or not 0 <= mr <= 1000):
+            raise ValueError(f"max_recycles must be null (unlimited) or an int from 0 to 1000, got {mr!r}")
+        if not _is_int(self.max_turns) or not 1 <= self.max_turns <= 100_000:
+            raise ValueError(f"max_turns must be an int from 1 to 100000, got {self.max_turns!r}")
         t = self.target
         if t == BY_PLAYERS:
             object.__setattr__(self, "target", default_target(n))
-        elif t is not None and (not _is_int(t) or t < 1):
-            raise ValueError(f"target must be null (a single hand), 'by_players' or an int >= 1, got {t!r}")
+        elif t is not None and (not _is_int(t) or not 1 <= t <= 100_000):
+            raise ValueError(f"target must be null (a single hand), 'by_players' or an int from 1 to 100000, got {t!r}")
         if self.preset is not None and self.preset not in PRESET_OPTIONS:
             raise ValueError(f"preset must be one of {', '.join(PRESET_OPTIONS)} or null, got {self.preset!r}")
 

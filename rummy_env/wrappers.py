@@ -155,11 +155,21 @@ class SingleAgentEnv(gym.Env):
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The learner's action, then the opponents' moves until the learner is to move
         again or the episode ends. A masked-out action ends the episode with
-        ``illegal_penalty`` and ``info["illegal_action"] = True``."""
+        ``illegal_penalty`` and ``info["illegal_action"] = True``.
+
+        Raises:
+            ValueError: ``action`` is not an integer (a float, a string, None, ...).
+            RuntimeError: the episode is over (call ``reset``).
+        """
         if self._done:
             raise RuntimeError("the episode is over; call reset()")
         env = self.env
-        a = int(action)
+        try:
+            a = engine.as_action_id(action)
+        except engine.IllegalActionError:
+            if isinstance(action, bool) or not isinstance(action, (int, np.integer, np.ndarray)):
+                raise
+            a = -1  # an integer outside 0..578: masked out like any illegal id
         st = env.state
         if st.current != self.seat or st.hand_over or a not in engine.legal_actions(st):  # the mask's 1s
             self._done = True

@@ -444,3 +444,38 @@ def test_single_agent_seeded_episodes_repeat():
 
     assert episode(7) == episode(7)
     assert episode(7) != episode(8)
+
+
+def test_bad_action_types_raise_and_change_nothing():
+    import numpy as np
+
+    e = rummy_v0.raw_env()
+    e.reset(seed=3)
+    before = e.state_dict()
+    for bad in (1.0, np.float64(0), True, "x", 600, -1):
+        with pytest.raises(ValueError, match="action must be an int"):
+            e.step(bad)
+        assert e.state_dict() == before
+    e.step(np.int64(1))  # numpy integers are ids like ints
+    assert e.state_dict()["phase"] == "play"
+
+
+def test_a_positions_rules_last_until_the_next_deal():
+    e = rummy_v0.raw_env(rules="classic")
+    e.reset(seed=1)
+    s = e.state_dict()
+    s["rules"] = {"preset": "classic", "aces": "high"}
+    e.reset(options={"state": s})
+    assert e.rules.aces == "high"
+    e.reset(seed=2)
+    assert e.rules.aces == "low" and e.state_dict()["rules"] == "classic"
+
+
+def test_reset_options_and_calls_before_reset():
+    e = rummy_v0.raw_env()
+    with pytest.raises(RuntimeError, match="reset"):
+        e.state_dict()
+    with pytest.raises(RuntimeError, match="reset"):
+        e.step(0)
+    with pytest.raises(ValueError, match="options must be a dict"):
+        e.reset(options="x")

@@ -138,11 +138,11 @@ def test_unknown_field_is_named():
         ("layoffs", "yes", ["true", "false"]),
         ("must_discard_to_go_out", 1, ["true", "false"]),
         ("rummy_needs_no_discard", None, ["true", "false"]),
-        ("rummy_multiplier", 0, [">= 1"]),
-        ("rummy_multiplier", 1.5, [">= 1"]),
-        ("max_recycles", -1, ["null", ">= 0"]),
-        ("max_turns", 0, [">= 1"]),
-        ("target", 0, ["null", ">= 1"]),
+        ("rummy_multiplier", 0, ["from 1 to 10"]),
+        ("rummy_multiplier", 1.5, ["from 1 to 10"]),
+        ("max_recycles", -1, ["null", "from 0 to 1000"]),
+        ("max_turns", 0, ["from 1 to 100000"]),
+        ("target", 0, ["null", "from 1 to 100000"]),
         ("target", "lots", ["null"]),
         ("hand_size", 0, ["1", "12"]),
         ("hand_size", 13, ["1", "12"]),
@@ -185,3 +185,10 @@ def test_rules_json_round_trip():
               Rules(num_players=3, scoring="penalty", target=None)]:
         assert Rules.from_json(r.to_json()) == r
     assert PRESETS["classic"].to_json() == "classic"
+
+
+@pytest.mark.parametrize("field,value", [("rummy_multiplier", 11), ("max_turns", 10**12), ("target", 10**9),
+                                         ("max_recycles", 10**6)])
+def test_values_above_the_allowed_range_are_refused(field, value):
+    with pytest.raises(ValueError, match=field):
+        Rules.preset("classic", **{field: value})

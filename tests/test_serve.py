@@ -139,7 +139,7 @@ def test_rummy_serve_cli_binds_127_0_0_1(server):
                           "--port", str(port), "--log-level", "warning"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, OMP_NUM_THREADS="1"))
     try:
-        deadline = time.time() + 30
+        deadline = time.time() + 120
         while True:
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:

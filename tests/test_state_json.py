@@ -287,3 +287,11 @@ def test_round_trip_after_the_hand_is_over():
     t = engine.from_json(j)
     assert t.hand_over and engine.legal_actions(t) == []
     assert engine.to_json(t) == j
+
+
+def test_scores_must_be_possible():
+    with pytest.raises(ValueError, match="negative"):
+        engine.from_json(dict(good(), scores=[-5, 0]))
+    with pytest.raises(ValueError, match="reach the target 100"):
+        engine.from_json(dict(good(), scores=[100, 0]))
+    assert engine.from_json(dict(good(), scores=[99, 0])).scores == [99, 0]
