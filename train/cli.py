@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Any
 
@@ -68,10 +69,16 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     return cfg
 
 
+def _raise_interrupt(signum, frame):  # noqa: ARG001
+    raise KeyboardInterrupt
+
+
 def main(args: argparse.Namespace) -> int:
     # torch's OpenMP threads spin between ops by default and steal the rollout workers'
     # cores; passive waiting keeps a 2-core machine busy with useful work.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # SIGTERM (a job scheduler, `kill`) stops training like Ctrl-C: a checkpoint first
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     cfg = config_from_args(args)
     if args.backend == "rllib":
         try:
