@@ -193,6 +193,7 @@ class Trainer:
                       gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                       vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, learning_rate=_lr_schedule(cfg),
                       tensorboard_log=str(self.run_dir / "tb"), seed=cfg.seed, device="cpu", verbose=0)
+        self._t0 = time.perf_counter()  # wall time counts the warm start too
         if ck:
             try:
                 self.model = MaskablePPO.load(ck["model_path"], env=self.venv, device="cpu", **{
@@ -215,7 +216,6 @@ class Trainer:
                     self.model.policy, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions,
                     cfg.warmstart_epochs, seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=verbose)
         self._restore_pool()
-        self._t0 = time.perf_counter()
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
 
     # -- construction helpers
