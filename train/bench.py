@@ -1,6 +1,6 @@
 """``rummy bench train``: training throughput and where the time goes.
 
-Runs the real trainer (``train.trainer.Trainer``, no evaluations, no checkpoints)
+Runs the real trainer (``train.trainer.Trainer``, no warm start, no evaluations, no checkpoints)
 for a fixed number of learner timesteps and reports:
 
 - learner timesteps per second (wall clock, PPO updates included);
@@ -37,7 +37,8 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = TrainConfig.from_dict({**dict(rules=rules, timesteps=timesteps, n_envs=n_envs, workers=workers,
-                                            out=tmp, eval_every=0, checkpoint_every=10**12, progress=False),
+                                            out=tmp, eval_every=0, checkpoint_every=10**12, progress=False,
+                                            warmstart_decisions=0),
                                      **extra})
         t = Trainer(cfg, verbose=0)
         model, venv = t.model, t.venv
