@@ -18,7 +18,7 @@ import random
 import numpy as np
 
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
-from rummy_env.cards import RANK_MASKS, SUIT_MASKS
+from rummy_env.cards import RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
 from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, melds_in
 
 from .view import PlayerView
@@ -27,32 +27,9 @@ FULL = (1 << 52) - 1
 _LOW13 = (1 << 13) - 1
 
 
-def _card_points(c: int, ace_points: int) -> int:
-    r = c % 13
-    return ace_points if r == 0 else (r + 1 if r < 10 else 10)
-
-
-_POINTS = {ap: tuple(_card_points(c, ap) for c in range(52)) for ap in (1, 11)}
-
-
-def mask_points(mask: int, ace_points: int = 1) -> int:
-    """Deadwood value of a 52-bit card mask (A = ``ace_points``, 2-10 face, J Q K 10)."""
-    pts = _POINTS[ace_points]
-    total = 0
-    while mask:
-        low = mask & -mask
-        total += pts[low.bit_length() - 1]
-        mask ^= low
-    return total
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+# card arithmetic is the engine's own (rummy_env.cards): one definition of points and bits
+_bits = cards_of
+_POINTS = {ap: tuple(card_points(c, ap) for c in range(52)) for ap in (1, 11)}
 
 
 # ----------------------------------------------------------------- run neighbourhoods
