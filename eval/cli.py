@@ -167,6 +167,14 @@ def main(args: argparse.Namespace) -> int:
 
     from .tournament import make_tables, run_tournament
 
+    if args.out:  # fail before the tournament, not after it
+        import os
+
+        try:
+            os.makedirs(args.out, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"--out {args.out!r} cannot be used as an output folder: {e}") from None
+
     from agents import make_agent
     from rummy_env.env import make_rules
 
