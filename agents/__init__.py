@@ -68,6 +68,9 @@ def make_agent(name: str, seed: int | None = None) -> Any:
             raise ValueError(f"agent {name!r}: 'onnx:' needs the directory of an exported policy; {_allowed()}")
         if not os.path.exists(path):
             raise ValueError(f"agent {name!r}: {path!r} does not exist; {_allowed()}")
+        if not os.path.isdir(path):
+            raise ValueError(f"agent {name!r}: {path!r} is a file; 'onnx:' takes the folder that "
+                             f"`rummy export` wrote (policy.onnx + spec.json); {_allowed()}")
         try:
             from .onnx_agent import OnnxAgent
         except ImportError as e:
