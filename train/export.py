@@ -388,6 +388,10 @@ def main(args: argparse.Namespace) -> int:
             rules = json.loads(rules)
         except json.JSONDecodeError as e:
             raise ValueError(f"--rules is not valid JSON: {e}") from None
+    try:  # an unusable output folder is an error before any work is done
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"--out {args.out!r} cannot be used as an output folder: {e}") from None
     spec = export_policy(args.source, args.out, rules=rules)
     out = Path(args.out)
     print(f"wrote {out / 'policy.onnx'} and {out / 'spec.json'}")
