@@ -177,3 +177,17 @@ def test_warm_start_collects_teacher_decisions_and_clones_them():
                        .float().mean())
     res = clone(model.policy, obs, masks, actions, returns, epochs=5, batch_size=256, seed=0)
     assert res["accuracy"] > before + 0.2
+
+
+def test_worker_processes_train_and_receive_snapshots(tmp_path):
+    # the same run split over 2 worker processes: games step there, snapshots are sent there
+    t = Trainer(tiny_config(tmp_path / "run", workers=2, timesteps=256), verbose=0)
+    try:
+        assert t.venv.num_envs == 8 and len(t.venv.procs) == 2
+        report = t.learn()
+    finally:
+        t.venv.close()
+    assert report["timesteps"] >= 256
+    # a snapshot after the first vector step (8 games), then one per 128 steps
+    assert t.pool.snapshot_steps[0] == 8 and len(t.pool.snapshots) >= 2
+    assert all(not p.is_alive() for p in t.venv.procs)

@@ -44,6 +44,7 @@ from typing import Any
 from rummy_env.rules import Rules
 
 from .config import TrainConfig
+from .report import write_report
 
 def _has_rllib() -> bool:
     # without importing ray (find_spec("ray.rllib") would import it): Ray reads its
@@ -372,18 +373,7 @@ class RLlibTrainer:
                   "wall_time_s": round(wall, 1), "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
                   "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res,
                   "checkpoint": str(getattr(self, "last_checkpoint", ""))}
-        (self.run_dir / "report.json").write_text(json.dumps(report, indent=2, default=float))
-        lines = [f"# Evaluation after {t:,} timesteps ({wall / 60:.1f} min, RLlib PPO)", "",
-                 f"Duplicate deals per baseline: {self.cfg.final_eval_deals} (each played in both seat rotations)", "",
-                 "| opponent | hands | win rate | 95% CI | mean points/hand | 95% CI |", "|---|---|---|---|---|---|"]
-        for b, r in res.items():
-            lo, hi = r["win_ci"]
-            plo, phi = r["points_ci"]
-            lines.append(f"| {b} | {r['games']} | {r['win_rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
-                         f"{r['mean_points']:+.2f} | [{plo:+.2f}, {phi:+.2f}] |")
-        (self.run_dir / "report.md").write_text("\n".join(lines) + "\n")
-        if self.verbose:
-            print("\n".join(lines), flush=True)
+        write_report(self.run_dir, report, f"Evaluation after {t:,} timesteps ({wall / 60:.1f} min, RLlib PPO)", self.verbose)
         return report
 
     def stop(self) -> None:

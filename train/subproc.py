@@ -11,11 +11,12 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env.actions import NUM_ACTIONS
 from rummy_env.observation import obs_size
 from rummy_env.rules import Rules
+
+from .vec_env import BatchedVecEnv
 
 
 def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, seed: int):
@@ -60,12 +61,10 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
         conn.close()
 
 
-class MultiProcSelfPlayVecEnv(VecEnv):
+class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` self-play games over ``workers`` processes (same interface as
     ``SelfPlayVecEnv``: observations float32 ``[n_envs, obs_dim]``, ``action_masks()``
     bool ``[n_envs, 579]``)."""
-
-    render_mode = None
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float) -> None:
@@ -136,20 +135,3 @@ class MultiProcSelfPlayVecEnv(VecEnv):
             p.join(timeout=5)
             if p.is_alive():
                 p.terminate()
-
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
-
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        setattr(self, attr_name, value)
-
-    def has_attr(self, attr_name: str) -> bool:
-        return attr_name == "action_masks" or hasattr(self, attr_name)
-
-    def env_method(self, method_name: str, *args, indices=None, **kwargs) -> list[Any]:
-        if method_name == "action_masks":
-            return [self._masks[i] for i in self._get_indices(indices)]
-        raise AttributeError(f"MultiProcSelfPlayVecEnv has no per-env method {method_name!r}")
-
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]

@@ -35,6 +35,7 @@ from rummy_env.observation import obs_size
 from rummy_env.rules import Rules
 
 from .config import TrainConfig
+from .report import write_report
 from .pool import ActorNet, OpponentPool, SnapshotAgent
 
 CHECKPOINT_FILES = ("model.zip", "pool.pt", "trainer_state.json", "rummy_config.json")
@@ -323,19 +324,8 @@ class Trainer:
         report = {"timesteps": t, "wall_time_s": round(wall, 1),
                   "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
                   "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res}
-        (self.run_dir / "report.json").write_text(json.dumps(report, indent=2, default=float))
-        lines = [f"# Evaluation after {t:,} timesteps ({wall / 60:.1f} min)", "",
-                 f"Duplicate deals per baseline: {self.cfg.final_eval_deals} (each played in both seat rotations)", "",
-                 "| opponent | hands | win rate | 95% CI | mean points/hand | 95% CI |", "|---|---|---|---|---|---|"]
-        for b, r in res.items():
-            lo, hi = r["win_ci"]
-            plo, phi = r["points_ci"]
-            lines.append(f"| {b} | {r['games']} | {r['win_rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
-                         f"{r['mean_points']:+.2f} | [{plo:+.2f}, {phi:+.2f}] |")
-        (self.run_dir / "report.md").write_text("\n".join(lines) + "\n")
+        write_report(self.run_dir, report, f"Evaluation after {t:,} timesteps ({wall / 60:.1f} min)", self.verbose)
         self._plot_curve()
-        if self.verbose:
-            print("\n".join(lines), flush=True)
         return report
 
     def _plot_curve(self) -> None:

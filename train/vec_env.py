@@ -28,7 +28,36 @@ class _Game:
     __slots__ = ("state", "seat", "opps", "kinds", "rng", "ret", "length")
 
 
-class SelfPlayVecEnv(VecEnv):
+class BatchedVecEnv(VecEnv):
+    """The parts of SB3's ``VecEnv`` that every batch of self-play games shares: one
+    object holds all games, so attributes are its own, and the only per-env method is
+    sb3-contrib's ``action_masks`` (subclasses define ``action_masks()``)."""
+
+    render_mode = None
+
+    def action_masks(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def has_attr(self, attr_name: str) -> bool:
+        return hasattr(self, attr_name)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._get_indices(indices)]
+        raise AttributeError(f"{type(self).__name__} has no per-env method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+
+class SelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` games of ``rules`` against opponents drawn from ``pool``.
 
     Observations: float32 ``[n_envs, obs_size(n)]``; actions: ``Discrete(579)``;
@@ -41,7 +70,6 @@ class SelfPlayVecEnv(VecEnv):
         ValueError: an action that is illegal in its game (names the game and action).
     """
 
-    render_mode = None
 
     def __init__(self, rules: Rules, pool: OpponentPool, n_envs: int, seed: int = 0,
                  reward_scale: float = 0.01) -> None:
@@ -170,24 +198,6 @@ class SelfPlayVecEnv(VecEnv):
 
     def close(self) -> None:
         pass
-
-    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
-        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
-
-    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
-        setattr(self, attr_name, value)
-
-    def has_attr(self, attr_name: str) -> bool:
-        return attr_name == "action_masks" or hasattr(self, attr_name)
-
-    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
-        if method_name == "action_masks":
-            masks = self.action_masks()
-            return [masks[i] for i in self._get_indices(indices)]
-        raise AttributeError(f"SelfPlayVecEnv has no per-env method {method_name!r}")
-
-    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
 
     def learner_seats(self) -> Sequence[int]:
         return [g.seat for g in self.games]
