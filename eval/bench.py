@@ -260,7 +260,7 @@ def _result(mode: str, rules: Any, players: int, runs: list[dict[str, float]]) -
     hps = statistics.median(r["hands_per_s"] for r in runs)
     total_d = sum(r["decisions"] for r in runs)
     total_h = sum(r["hands"] for r in runs)
-    name = rules if isinstance(rules, str) else getattr(rules, "preset", None) or "custom"
+    name = rules if isinstance(rules, str) else getattr(rules, "preset_name", None) or "custom"
     if mode in PEER_MODES:
         name = "gin rummy"
     return Result(mode, players, str(name), dps, hps, total_d / max(total_h, 1), runs)

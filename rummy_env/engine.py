@@ -26,7 +26,7 @@ from .actions import (
     action_text,
     parse_action,
 )
-from .cards import CARD_TEXT, FULL_DECK, NUM_CARDS, RANK_MASKS, cards_of, mask_of, mask_points, parse_card
+from .cards import CARD_TEXT, NUM_CARDS, RANK_MASKS, cards_of, mask_of, mask_points, parse_card
 from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, meld_of_cards, melds_in
 from .rules import Rules
 
@@ -55,6 +55,7 @@ class Meld:
         self.mask, self.kind, self.key, self.lo, self.hi = mask, kind, key, lo, hi
 
     def copy(self) -> "Meld":
+        """An independent copy (lay-offs change a meld in place)."""
         return Meld(self.mask, self.kind, self.key, self.lo, self.hi)
 
     def cards(self) -> list[int]:

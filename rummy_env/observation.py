@@ -99,6 +99,7 @@ def offsets(num_players: int) -> dict[str, slice]:
 
 
 def num_card_planes(num_players: int) -> int:
+    """Number of 52-wide card planes at the start of the observation: 8 + 2 per other seat."""
     return len(_CARD_PLANES) + len(_OPP_PLANES) * (num_players - 1)
 
 

@@ -1,7 +1,7 @@
 """Rule options and the five presets (RULES.md §8 and §9).
 
 ``Rules`` is a frozen dataclass whose fields are the options of RULES.md §8, plus
-``preset`` (the preset it was built from, or ``None``). Every value is checked on
+``preset_name`` (the preset it was built from, or ``None``). Every value is checked on
 construction: an unknown or out-of-range value raises ``ValueError`` naming the
 field and the values it allows.
 """
@@ -62,7 +62,7 @@ class Rules:
         max_turns: turns per hand before the table is stalled (>= 1).
         target: match target in points, ``None`` for a single hand, or
             ``"by_players"`` (resolved on construction to 100 / 150 / 200, RULES.md §7).
-        preset: the preset name this was built from, or ``None``.
+        preset_name: the preset name this was built from, or ``None``.
 
     Raises:
         ValueError: a field has a value outside the allowed ones (the message
@@ -84,12 +84,9 @@ class Rules:
     dry_hand: str = "void"
     max_turns: int = 300
     target: int | None | str = BY_PLAYERS
-    preset: str | None = field(default=None, compare=True)
+    preset_name: str | None = field(default=None, compare=True)
 
     def __post_init__(self) -> None:
-        if getattr(self.preset, "__func__", None) is Rules.preset.__func__:
-            # the classmethod ``preset`` below shadows the field's default (None)
-            object.__setattr__(self, "preset", None)
         n = self.num_players
         if not _is_int(n) or not 2 <= n <= 6:
             raise ValueError(f"num_players must be an int from 2 to 6, got {n!r}")
@@ -122,8 +119,9 @@ class Rules:
             object.__setattr__(self, "target", default_target(n))
         elif t is not None and (not _is_int(t) or not 1 <= t <= 100_000):
             raise ValueError(f"target must be null (a single hand), 'by_players' or an int from 1 to 100000, got {t!r}")
-        if self.preset is not None and self.preset not in PRESET_OPTIONS:
-            raise ValueError(f"preset must be one of {', '.join(PRESET_OPTIONS)} or null, got {self.preset!r}")
+        if self.preset_name is not None and self.preset_name not in PRESET_OPTIONS:
+            raise ValueError(f"preset_name must be one of {', '.join(PRESET_OPTIONS)} or null, "
+                             f"got {self.preset_name!r}")
 
     @property
     def cards_dealt(self) -> int:
@@ -156,7 +154,7 @@ class Rules:
             )
         opts["num_players"] = n
         opts.update(overrides)
-        return cls(**opts, preset=name)
+        return cls(**opts, preset_name=name)
 
     @classmethod
     def from_json(cls, spec: Any) -> "Rules":
@@ -185,26 +183,26 @@ class Rules:
         """The STATE form: the preset name when the rules are exactly a preset,
         else ``{"preset": name, <changed fields>}`` or, with no preset, every field."""
         opts = self.options()
-        if self.preset is not None:
-            base = Rules.preset(self.preset, num_players=self.num_players).options()
+        if self.preset_name is not None:
+            base = Rules.preset(self.preset_name, num_players=self.num_players).options()
             diff = {k: v for k, v in opts.items() if base[k] != v}
-            if "num_players" not in diff and self.num_players != PRESET_PLAYERS[self.preset][0]:
+            if "num_players" not in diff and self.num_players != PRESET_PLAYERS[self.preset_name][0]:
                 diff["num_players"] = self.num_players
             if not diff:
-                return self.preset
-            return {"preset": self.preset, **diff}
+                return self.preset_name
+            return {"preset": self.preset_name, **diff}
         return opts
 
     def options(self) -> dict[str, Any]:
         """Every option field (RULES.md §8) as a plain dict (``preset`` excluded)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "preset"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "preset_name"}
 
     def replace(self, **changes: Any) -> "Rules":
         """A copy with some options changed (validated like the constructor)."""
         return dataclasses.replace(self, **changes)
 
 
-OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules) if f.name != "preset")
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules) if f.name != "preset_name")
 
 # Each preset: its options (everything else at the default) and its player range.
 PRESET_OPTIONS: dict[str, dict[str, Any]] = {

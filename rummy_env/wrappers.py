@@ -23,9 +23,11 @@ class RandomLegalAgent:
         self.rng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None) -> None:
+        """Reseed the generator (``None``: fresh entropy)."""
         self.rng = np.random.default_rng(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A uniformly random id among the mask's ones (int8 ``(579,)``)."""
         legal = np.flatnonzero(action_mask)
         return int(legal[self.rng.integers(len(legal))])
 
@@ -190,6 +192,7 @@ class SingleAgentEnv(gym.Env):
         return self.env.state_dict()
 
     def render(self) -> str | None:
+        """The table as text from the learner's seat (its hand only)."""
         from .env import render_text
 
         return render_text(self.env.state, self.seat)

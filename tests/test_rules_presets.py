@@ -24,7 +24,7 @@ PLAYER_RANGES = {"classic": (2, 2), "turnover": (2, 6), "deadwood": (2, 6), "sta
 
 
 def test_option_names_are_rules_md_section_8():
-    names = {f.name for f in dataclasses.fields(Rules)} - {"preset"}
+    names = {f.name for f in dataclasses.fields(Rules)} - {"preset_name"}
     assert names == set(DEFAULTS) | {"target"}
 
 

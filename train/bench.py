@@ -21,6 +21,7 @@ from typing import Any
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``rummy bench train``."""
     p.add_argument("--timesteps", type=int, default=65_536, help="learner timesteps per run (default 65,536)")
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to compare (default 1 2)")
     p.add_argument("--n-envs", type=int, default=64, help="games per rollout (default 64)")
@@ -78,7 +79,6 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
 
 def run(args: argparse.Namespace) -> int:
     """Entry point called by ``rummy bench train``."""
-    from .cli import config_from_args  # noqa: F401  (same --set parsing)
     from .config import tomllib
 
     extra: dict[str, Any] = {}

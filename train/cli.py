@@ -14,6 +14,7 @@ from .config import TrainConfig, tomllib
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``rummy train`` (see ``train/config.py`` for every key)."""
     d = TrainConfig()
     p.add_argument("--rules", help=f"rules preset (default {d.rules})")
     p.add_argument("--num-players", type=int, help="players at the table (default: the preset's smallest)")
@@ -74,6 +75,11 @@ def _raise_interrupt(signum, frame):  # noqa: ARG001
 
 
 def main(args: argparse.Namespace) -> int:
+    """Run ``rummy train``; returns the exit code.
+
+    Raises:
+        ValueError: a bad config, flag or checkpoint (the ``rummy`` dispatcher prints it, exit 2).
+    """
     # torch's OpenMP threads spin between ops by default and steal the rollout workers'
     # cores; passive waiting keeps a 2-core machine busy with useful work.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

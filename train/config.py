@@ -151,6 +151,7 @@ class TrainConfig:
 
     # --- (de)serialisation
     def to_dict(self) -> dict[str, Any]:
+        """The config as a plain dict (``None`` fields left out, as TOML has no null)."""
         d = dataclasses.asdict(self)
         return {k: v for k, v in d.items() if v is not None}
 

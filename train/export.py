@@ -263,7 +263,7 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
         "env_package_version": ENV_PACKAGE_VERSION,
         "source": source,
         "rules": {
-            "preset": rules.preset,
+            "preset": rules.preset_name,
             "json": rules.to_json(),
             "options": rules.options(),
             "num_players": n,

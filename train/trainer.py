@@ -248,6 +248,8 @@ class Trainer:
 
     # -- scheduled work
     def on_step(self, t: int) -> None:
+        """Called after every vector step at learner timestep ``t``: snapshot, evaluate and
+        checkpoint when their schedules come due."""
         st = self.state
         st["num_timesteps"] = t
         if t >= st["next_snapshot"]:
@@ -261,6 +263,7 @@ class Trainer:
             st["next_checkpoint"] = t + self.cfg.checkpoint_every
 
     def wall_time(self) -> float:
+        """Seconds of training so far, warm start included, across resumes."""
         return self._wall0 + time.perf_counter() - self._t0
 
     def evaluate(self, t: int, deals: int) -> dict[str, Any]:
@@ -285,6 +288,7 @@ class Trainer:
         return res
 
     def checkpoint(self) -> Path:
+        """Write ``checkpoints/step_N`` (model, pool, trainer state, rules) and return its path."""
         self.state["wall_time_s"] = self.wall_time()
         path = self.run_dir / "checkpoints" / f"step_{self.state['num_timesteps']}"
         save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules)
