@@ -50,9 +50,9 @@ class TrainConfig:
     # --- PPO (sb3-contrib MaskablePPO)
     n_steps: int = 64
     """Rollout length per game before each update (batch = n_steps * n_envs)."""
-    batch_size: int = 1024
+    batch_size: int = 2048
     """Minibatch size of the PPO update."""
-    n_epochs: int = 3
+    n_epochs: int = 2
     """Passes over each rollout batch."""
     learning_rate: float = 2.5e-4
     """Adam step size (linearly annealed to lr_final_frac of it)."""
@@ -70,15 +70,23 @@ class TrainConfig:
     """Value loss weight."""
     max_grad_norm: float = 0.5
     """Gradient clipping."""
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    """Hidden layer sizes of the policy and of the value network (separate networks)."""
+    net_arch: list[int] = field(default_factory=lambda: [128])
+    """Hidden layer sizes of the policy and of the value network (separate networks,
+    after the shared trunk)."""
+    features: str = "cards"
+    """Network input: "cards" appends meld-structure features computed from the
+    observation (train/features.py: sets, run neighbours, unseen outs per card);
+    "none" feeds the observation as it is."""
+    trunk: int = 256
+    """Width of one learned Linear+Tanh layer after the features, shared by the policy
+    and the value network (0: none; net_arch's layers then start from the features)."""
 
     # --- warm start (behaviour cloning before self-play; train/warmstart.py)
     warmstart_teacher: str = "heuristic"
     """Scripted agent whose decisions are cloned before PPO starts ("none": no warm start)."""
-    warmstart_decisions: int = 200_000
+    warmstart_decisions: int = 300_000
     """Teacher decisions collected for the warm start (0: no warm start)."""
-    warmstart_epochs: int = 20
+    warmstart_epochs: int = 6
     """Passes over the warm-start samples."""
 
     # --- opponent pool
@@ -146,6 +154,10 @@ class TrainConfig:
         for b in self.eval_baselines:
             if b not in ("random", "greedy", "heuristic"):
                 raise ValueError(f"eval_baselines: unknown baseline {b!r}; baselines: random, greedy, heuristic")
+        if not isinstance(self.trunk, int) or isinstance(self.trunk, bool) or self.trunk < 0:
+            raise ValueError(f"trunk must be an int >= 0, got {self.trunk!r}")
+        if self.features not in ("cards", "none"):
+            raise ValueError(f"features must be 'cards' or 'none', got {self.features!r}")
         if not self.net_arch or not all(isinstance(x, int) and x > 0 for x in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")
 

@@ -20,20 +20,37 @@ class ActorNet(nn.Module):
     ``[B, obs_dim]`` -> logits float32 ``[B, 579]`` (no mask applied).
 
     Built from sizes (so worker processes can rebuild it from a state dict) or from a
-    policy with ``ActorNet.from_policy``; layers mirror SB3's ``mlp_extractor.policy_net``
-    (Linear + activation per hidden size) and ``action_net``.
+    policy with ``ActorNet.from_policy``; layers mirror SB3's features extractor
+    (``features="cards"``: ``train.features.CardMeldFeatures``, which has no weights;
+    ``"none"``: the observation itself), ``mlp_extractor.policy_net`` (Linear +
+    activation per hidden size) and ``action_net``.
     """
 
-    def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh") -> None:
+    def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh",
+                 features: str = "none", trunk: int = 0) -> None:
         super().__init__()
         layers: list[nn.Module] = []
-        last = obs_dim
+        if features not in ("cards", "none"):
+            raise ValueError(f"features must be 'cards' or 'none', got {features!r}")
+        if features == "cards" or trunk:
+            import gymnasium as gym
+            import numpy as np
+
+            from .features import CardFeatures
+
+            space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
+            self.features: nn.Module = CardFeatures(space, cards=features == "cards", trunk=trunk)
+            last = self.features.features_dim
+        else:
+            self.features = nn.Identity()
+            last = obs_dim
         for h in net_arch:
             layers += [nn.Linear(last, h), getattr(nn, activation)()]
             last = h
         self.policy_net = nn.Sequential(*layers)
         self.action_net = nn.Linear(last, n_actions)
-        self.spec = {"obs_dim": obs_dim, "net_arch": list(net_arch), "n_actions": n_actions, "activation": activation}
+        self.spec = {"obs_dim": obs_dim, "net_arch": list(net_arch), "n_actions": n_actions, "activation": activation,
+                     "features": features, "trunk": trunk}
         self.eval()
         for p in self.parameters():
             p.requires_grad_(False)
@@ -41,17 +58,27 @@ class ActorNet(nn.Module):
     @classmethod
     def from_policy(cls, policy: Any) -> "ActorNet":
         """Copy the actor weights of an SB3 ``(Maskable)ActorCriticPolicy`` with a flat Box
-        observation and an MLP extractor."""
+        observation, an MLP extractor and a ``FlattenExtractor`` or ``CardFeatures``."""
+        from .features import CardFeatures
+
         linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
         acts = [type(m).__name__ for m in policy.mlp_extractor.policy_net if not isinstance(m, nn.Linear)]
-        net = cls(linears[0].in_features if linears else policy.action_net.in_features,
-                  [m.out_features for m in linears], policy.action_net.out_features, acts[0] if acts else "Tanh")
+        obs_dim = int(policy.observation_space.shape[0])
+        fx = policy.features_extractor
+        features, trunk = "none", 0
+        if isinstance(fx, CardFeatures):
+            features = "cards" if not isinstance(fx.core, nn.Identity) else "none"
+            trunk = fx.trunk[0].out_features if isinstance(fx.trunk, nn.Sequential) else 0
+        net = cls(obs_dim, [m.out_features for m in linears], policy.action_net.out_features,
+                  acts[0] if acts else "Tanh", features, trunk)
+        if isinstance(fx, CardFeatures):
+            net.features.load_state_dict({k: v.detach().cpu().clone() for k, v in fx.state_dict().items()})
         net.policy_net.load_state_dict({k: v.detach().cpu().clone() for k, v in policy.mlp_extractor.policy_net.state_dict().items()})
         net.action_net.load_state_dict({k: v.detach().cpu().clone() for k, v in policy.action_net.state_dict().items()})
         return net
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.action_net(self.policy_net(obs))
+        return self.action_net(self.policy_net(self.features(obs)))
 
 
 def masked_logits(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

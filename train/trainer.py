@@ -36,6 +36,7 @@ from rummy_env.rules import Rules
 
 from .config import TrainConfig
 from .report import write_report
+from .policy import FastMaskablePolicy, SelfPlayPPO
 from .pool import ActorNet, OpponentPool, SnapshotAgent
 
 CHECKPOINT_FILES = ("model.zip", "pool.pt", "trainer_state.json", "rummy_config.json")
@@ -190,6 +191,11 @@ class Trainer:
         torch.distributions.Distribution.set_default_validate_args(False)  # masks are checked by the env
         self.venv = self._make_venv()
         pk = dict(net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)))
+        if cfg.features == "cards" or cfg.trunk:
+            from .features import CardFeatures
+
+            pk["features_extractor_class"] = CardFeatures
+            pk["features_extractor_kwargs"] = dict(cards=cfg.features == "cards", trunk=cfg.trunk)
         common = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
                       gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                       vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, learning_rate=_lr_schedule(cfg),
@@ -197,7 +203,7 @@ class Trainer:
         self._t0 = time.perf_counter()  # wall time counts the warm start too
         if ck:
             try:
-                self.model = MaskablePPO.load(ck["model_path"], env=self.venv, device="cpu", **{
+                self.model = SelfPlayPPO.load(ck["model_path"], env=self.venv, device="cpu", **{
                     k: v for k, v in common.items() if k not in ("seed", "device")})
             except Exception as e:  # noqa: BLE001
                 self.venv.close()
@@ -205,7 +211,7 @@ class Trainer:
             self.state = ck["state"]
             self.pool_state = ck["pool"]
         else:
-            self.model = MaskablePPO("MlpPolicy", self.venv, policy_kwargs=pk, **common)
+            self.model = SelfPlayPPO(FastMaskablePolicy, self.venv, policy_kwargs=pk, **common)
             self.state = {"num_timesteps": 0, "next_snapshot": 0, "next_eval": cfg.eval_every or math.inf,
                           "next_checkpoint": cfg.checkpoint_every, "eval_history": [], "best_score": None,
                           "wall_time_s": 0.0}
@@ -217,6 +223,8 @@ class Trainer:
                     self.model.policy, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions,
                     cfg.warmstart_epochs, seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=verbose)
         self._restore_pool()
+        if cfg.workers > 1:
+            self.model.update_threads = cfg.torch_threads
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
 
     # -- construction helpers

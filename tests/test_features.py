@@ -1,0 +1,187 @@
+"""The network's meld-structure features (train/features.py) and the fast masked policy
+(train/policy.py), checked against hands worked out by hand from RULES.md §4."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from rummy_env.cards import parse_card  # noqa: E402
+from rummy_env.observation import obs_size, offsets  # noqa: E402
+from train.features import EXTRA, CardFeatures, CardMeldFeatures, players_for  # noqa: E402
+
+OFF = offsets(2)
+NAMES = ["same", "m2", "m1", "p1", "p2", "in_set", "in_run"]
+
+
+def _obs(hand: list[str], upcard: str | None, aces: str, table: list[str] = ()) -> np.ndarray:
+    o = np.zeros(obs_size(2), dtype=np.float32)
+    for c in hand:
+        o[parse_card(c)] = 1
+    if upcard:
+        o[OFF["upcard"].start + parse_card(upcard)] = 1
+    for c in table:
+        o[OFF["table"].start + parse_card(c)] = 1
+    o[OFF["rule_aces"].start + ("low", "high", "either").index(aces)] = 1
+    return o
+
+
+def _features(o: np.ndarray) -> dict[str, np.ndarray]:
+    out = CardMeldFeatures(o.size)(torch.as_tensor(o[None]))[0].numpy()
+    assert out.shape == (o.size + EXTRA,)
+    np.testing.assert_array_equal(out[:o.size], o)  # the observation comes first, unchanged
+    planes = out[o.size:].reshape(21, 52)
+    d = {n: planes[i] for i, n in enumerate(NAMES)}
+    d.update({"up_" + n: planes[7 + i] for i, n in enumerate(NAMES)})
+    d["hand_up"] = planes[14]
+    for i, n in enumerate(["unseen_rank", "unseen_m2", "unseen_m1", "unseen_p1", "unseen_p2", "unseen"]):
+        d[n] = planes[15 + i]
+    return d
+
+
+def _cards(plane: np.ndarray) -> set[str]:
+    from rummy_env.cards import CARD_TEXT
+    return {CARD_TEXT[c] for c in np.flatnonzero(plane)}
+
+
+HAND = ["AC", "2C", "3C", "5D", "5H", "5S", "QS", "KS", "AH", "2H", "KH"]
+
+
+@pytest.mark.parametrize("aces,runs,runs_up", [
+    ("low", {"AC", "2C", "3C"}, {"AC", "2C", "3C", "4C"}),
+    # aces high: A-2-3 is no run, and neither Q-K-A of spades (no AS) nor K-A-2 of hearts
+    ("high", set(), {"2C", "3C", "4C"}),
+    # either: A-2-3 of clubs; K-A-2 of hearts wraps, so the hearts are in no run
+    ("either", {"AC", "2C", "3C"}, {"AC", "2C", "3C", "4C"}),
+])
+def test_sets_and_runs(aces, runs, runs_up):
+    f = _features(_obs(HAND, "4C", aces))
+    assert _cards(f["in_set"]) == {"5D", "5H", "5S"}
+    assert _cards(f["in_run"]) == runs
+    assert _cards(f["up_in_run"]) == runs_up
+    assert _cards(f["hand_up"]) == set(HAND) | {"4C"}
+
+
+def test_same_rank_counts_other_cards_of_the_rank():
+    f = _features(_obs(HAND, "4C", "low"))
+    p = parse_card
+    assert f["same"][p("5C")] == 3      # 5D 5H 5S held
+    assert f["same"][p("5D")] == 2      # the other two
+    assert f["same"][p("AS")] == 2      # AC AH
+    assert f["same"][p("4D")] == 0 and f["up_same"][p("4D")] == 1  # the upcard 4C counts with it
+
+
+def test_run_neighbours_follow_the_aces_option():
+    p = parse_card
+    low, high, either = (_features(_obs(HAND, "4C", a)) for a in ("low", "high", "either"))
+    # the ace of hearts: 2H above it when aces are low, KH below it when aces are high
+    assert (low["p1"][p("AH")], low["m1"][p("AH")]) == (1, 0)
+    assert (high["p1"][p("AH")], high["m1"][p("AH")]) == (0, 1)
+    assert (either["p1"][p("AH")], either["m1"][p("AH")]) == (1, 1)
+    # the king of hearts has the ace above it only when aces may be high
+    assert (low["p1"][p("KH")], high["p1"][p("KH")], either["p1"][p("KH")]) == (0, 1, 1)
+    # QS: KS above; nothing two above unless the ace is high (AS is not held: 0 anyway)
+    assert low["p1"][p("QS")] == 1 and low["p2"][p("QS")] == 0
+    # 3C: 2C and AC below (AC only as a low ace), 4C (the upcard) only with it
+    assert (low["m1"][p("3C")], low["m2"][p("3C")], high["m2"][p("3C")]) == (1, 1, 0)
+    assert low["p1"][p("3C")] == 0 and low["up_p1"][p("3C")] == 1
+
+
+def test_unseen_cards_exclude_hand_upcard_and_table():
+    p = parse_card
+    f = _features(_obs(HAND, "4C", "low", table=["7D", "7H", "7S"]))
+    assert f["unseen"][p("4C")] == 0 and f["unseen"][p("7D")] == 0 and f["unseen"][p("AC")] == 0
+    assert f["unseen"][p("7C")] == 1
+    assert f["unseen_rank"][p("7C")] == 0     # the other three sevens are on the table
+    assert f["unseen_rank"][p("4C")] == 3     # 4D 4H 4S
+    assert f["unseen_p1"][p("4C")] == 1 and f["unseen_m1"][p("4C")] == 0  # 5C unseen, 3C held
+    assert int(f["unseen"].sum()) == 52 - len(HAND) - 1 - 3
+
+
+def test_players_for_and_bad_sizes():
+    assert [players_for(obs_size(n)) for n in range(2, 7)] == [2, 3, 4, 5, 6]
+    with pytest.raises(ValueError, match="not that of a 2-6 player table"):
+        players_for(100)
+
+
+def test_extractor_widths():
+    import gymnasium as gym
+    space = gym.spaces.Box(0, 1, (obs_size(3),), np.float32)
+    assert CardFeatures(space).features_dim == obs_size(3) + EXTRA
+    assert CardFeatures(space, trunk=32).features_dim == 32
+    assert CardFeatures(space, cards=False).features_dim == obs_size(3)
+    with pytest.raises(ValueError, match="trunk"):
+        CardFeatures(space, trunk=-1)
+
+
+def _policies():
+    from sb3_contrib import MaskablePPO
+
+    from rummy_env.wrappers import SingleAgentEnv
+    from train.policy import FastMaskablePolicy
+
+    env = SingleAgentEnv(seed=0)
+    pk = dict(net_arch=dict(pi=[32], vf=[32]), features_extractor_class=CardFeatures,
+              features_extractor_kwargs=dict(trunk=16))
+    fast = MaskablePPO(FastMaskablePolicy, env, policy_kwargs=pk, seed=0).policy
+    base = MaskablePPO("MlpPolicy", env, policy_kwargs=pk, seed=1).policy
+    base.load_state_dict(fast.state_dict())
+    return fast, base
+
+
+def test_fast_policy_matches_sb3_contrib():
+    fast, base = _policies()
+    gen = torch.Generator().manual_seed(0)
+    obs = (torch.rand(64, 548, generator=gen) < 0.2).float()
+    masks = torch.rand(64, 579, generator=gen) < 0.1
+    masks[:, 7] = True
+    acts = torch.tensor([int(np.flatnonzero(m.numpy())[-1]) for m in masks])
+    with torch.no_grad():
+        v1, lp1, e1 = fast.evaluate_actions(obs, acts, masks.float())
+        v2, lp2, e2 = base.evaluate_actions(obs, acts, masks.float())
+        a, v3, lp3 = fast(obs, action_masks=masks.numpy())
+        _, lp4, _ = base.evaluate_actions(obs, a, masks.float())
+    torch.testing.assert_close(v1, v2)
+    torch.testing.assert_close(lp1, lp2, atol=1e-5, rtol=0)
+    torch.testing.assert_close(e1, e2, atol=1e-5, rtol=0)
+    torch.testing.assert_close(v3, v2)
+    torch.testing.assert_close(lp3, lp4, atol=1e-5, rtol=0)
+    assert bool(masks[torch.arange(64), a].all())
+
+
+def test_fast_policy_samples_the_masked_softmax():
+    """Gumbel-max draws follow softmax over the legal actions: logits (0, log 2, log 5) on
+    three legal actions give probabilities 1/8, 2/8, 5/8."""
+    from train.policy import FastMaskablePolicy
+
+    fast, _ = _policies()
+    n = 40_000
+    logits = torch.full((n, 579), 3.0)
+    logits[:, [10, 20, 30]] = torch.log(torch.tensor([1.0, 2.0, 5.0]))
+    masks = torch.zeros(n, 579, dtype=torch.bool)
+    masks[:, [10, 20, 30]] = True
+    torch.manual_seed(0)
+    fast.action_net.forward = lambda latent: logits  # the head's output, fixed
+    with torch.no_grad():
+        a, _, lp = FastMaskablePolicy.forward(fast, torch.zeros(n, 548), action_masks=masks.numpy())
+    freq = np.bincount(a.numpy(), minlength=579)[[10, 20, 30]] / n
+    np.testing.assert_allclose(freq, [1 / 8, 2 / 8, 5 / 8], atol=0.01)
+    assert set(np.unique(a.numpy())) <= {10, 20, 30}
+    np.testing.assert_allclose(lp.exp().numpy()[a.numpy() == 30], 5 / 8, rtol=1e-5)
+
+
+def test_snapshot_net_matches_policy_logits():
+    from train.pool import ActorNet
+
+    fast, _ = _policies()
+    net = ActorNet.from_policy(fast)
+    assert net.spec["features"] == "cards" and net.spec["trunk"] == 16
+    rebuilt = ActorNet(**net.spec)
+    rebuilt.load_state_dict(net.state_dict())
+    obs = (torch.rand(8, 548) < 0.2).float()
+    with torch.no_grad():
+        want = fast.action_net(fast.mlp_extractor.forward_actor(fast.extract_features(obs)))
+        torch.testing.assert_close(net(obs), want)
+        torch.testing.assert_close(rebuilt(obs), want)

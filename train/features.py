@@ -1,0 +1,155 @@
+"""``CardFeatures``: meld-structure features computed from the observation inside the network.
+
+A plain MLP on the flat observation has to discover from scratch which cards of a
+hand lie in sets and runs, and which unseen cards would complete them; that is the
+heart of every Rummy decision (RULES.md §4: a set is 3-4 cards of one rank, a run
+3+ cards of one suit in sequence, aces low, high or either by the rules). This
+module computes those facts exactly, with fixed tensor operations (shifts, sums and
+products, no learned weights), and appends them to the observation, so the policy
+and value MLPs start from them. Being plain torch ops it exports to ONNX unchanged,
+and it reads only the observation (nothing hidden).
+
+For each of the 52 cards it computes, for two hands ``X``, the hand and the hand
+plus the upcard (what taking the upcard would give):
+
+================  ==========================================================================
+name              meaning (per card ``c``; counts are of cards other than ``c``)
+================  ==========================================================================
+``same_rank``     cards of ``c``'s rank in ``X`` (0-3)
+``run_m2..p2``    4 planes: 1 if ``X`` holds the same-suit card 2 below, 1 below, 1 above, 2 above
+``in_set``        1 if ``c`` is in ``X`` and ``X`` holds 2+ more of its rank (a set)
+``in_run``        1 if ``c`` is in ``X`` and in a 3-card run window fully held by ``X``
+================  ==========================================================================
+
+and, once, for the cards not seen anywhere (not in hand, on the table, in the
+discard pile or known to be held by an opponent): ``unseen_rank`` (unseen cards of
+``c``'s rank), ``unseen_m2..p2`` (4 planes) and ``unseen`` itself. Aces join runs
+at the low end, the high end or both, read from the ``rule_aces`` one-hot.
+
+Shapes: input float32 ``[B, obs_size(n)]``; output float32 ``[B, obs_size(n) + 52 * 21]``
+(``EXTRA = 1092`` features after the observation).
+"""
+from __future__ import annotations
+
+import gymnasium as gym
+import torch
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from rummy_env.observation import num_card_planes, obs_size, offsets
+
+PER_HAND = 7   # same_rank, 4 run neighbours, in_set, in_run
+UNSEEN = 6     # unseen_rank, 4 run neighbours, unseen
+EXTRA = 52 * (2 * PER_HAND + UNSEEN + 1)  # + 1: the hand plus upcard itself
+_ACES = ("low", "high", "either")
+
+
+def players_for(obs_dim: int) -> int:
+    """The player count whose observation has ``obs_dim`` entries.
+
+    Raises:
+        ValueError: no player count 2-6 has that size.
+    """
+    for n in range(2, 7):
+        if obs_size(n) == obs_dim:
+            return n
+    raise ValueError(f"observation size {obs_dim} is not that of a 2-6 player table "
+                     f"({', '.join(str(obs_size(n)) for n in range(2, 7))})")
+
+
+def linear_maps() -> torch.Tensor:
+    """float32 ``[3, 52, 5 * 52]``: per aces option (low, high, either), the 0/1 matrix
+    that maps a 52-card plane ``x`` to ``[same_rank, m2, m1, p1, p2]`` (5 blocks of 52,
+    block ``f`` entry ``c`` = feature ``f`` of card ``c``; RULES.md §4: runs never
+    wrap, an ace is the rank below 2 when aces may be low and the rank above K when
+    they may be high)."""
+    w = torch.zeros(3, 52, 5 * 52)
+    for a, aces in enumerate(_ACES):
+        low_ok, high_ok = aces != "high", aces != "low"
+        for c in range(52):
+            s, r = divmod(c, 13)
+            for s2 in range(4):
+                if s2 != s:
+                    w[a, s2 * 13 + r, c] = 1.0
+            positions = ([0] if low_ok else []) + ([13] if high_ok else []) if r == 0 else [r]
+            for f, k in enumerate((-2, -1, 1, 2), start=1):
+                for p in positions:
+                    q = p + k
+                    if q < 0 or q > 13 or (q == 0 and not low_ok) or (q == 13 and not high_ok):
+                        continue
+                    w[a, s * 13 + q % 13, f * 52 + c] = 1.0
+    return w
+
+
+class CardMeldFeatures(nn.Module):
+    """The fixed feature computation (no learned weights): ``[B, obs_dim] -> [B, obs_dim + EXTRA]``.
+
+    The linear features (same rank, run neighbours) are one matrix product of the
+    plane, placed in the block of the observation's ``rule_aces`` one-hot, with the
+    three aces options' 0/1 matrices stacked; ``in_set`` and ``in_run`` are products of them.
+    """
+
+    def __init__(self, obs_dim: int) -> None:
+        super().__init__()
+        n = players_for(obs_dim)
+        off = offsets(n)
+        self.obs_dim = obs_dim
+        self.out_dim = obs_dim + EXTRA
+        self.planes = num_card_planes(n)
+        self.aces = off["rule_aces"].start  # low, high, either
+        self.seen = [0, 1, 2, 4] + [off[f"opp{k}_known"].start // 52 for k in range(1, n)]
+        # [aces * 52, 5 * 52]: (aces one-hot (x) plane) @ maps = the plane's linear features
+        # under the row's aces option, in one matrix product
+        self.register_buffer("maps", linear_maps().reshape(3 * 52, 5 * 52).contiguous(), persistent=False)
+        not_ace = torch.ones(52)
+        not_ace[::13] = 0.0
+        self.register_buffer("not_ace", not_ace, persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        obs = obs.float()
+        b = obs.shape[0]
+        planes = obs[:, : 52 * self.planes].reshape(b, self.planes, 52)
+        hand = planes[:, 0]
+        hand_up = hand + planes[:, 1]                        # disjoint planes: the sum is the union
+        unseen = 1.0 - planes[:, self.seen].sum(dim=1)       # hand, upcard, pile, table, known: disjoint
+        x = torch.stack([hand, hand_up, unseen], dim=1)      # [B, 3, 52]
+        aces = obs[:, self.aces:self.aces + 3].reshape(b, 1, 3, 1)
+        lin = ((aces * x[:, :, None, :]).reshape(b * 3, 3 * 52) @ self.maps).reshape(b, 3, 5, 52)
+        same, m2, m1, p1, p2 = lin.unbind(dim=2)             # each [B, 3, 52]
+        xh = x[:, :2]
+        in_set = xh * (same[:, :2] >= 2).float()
+        in_run = xh * ((m2 * m1 + p1 * p2 + m1 * p1 * self.not_ace)[:, :2] > 0).float()
+        hand_feats = torch.cat([lin[:, :2], in_set[:, :, None], in_run[:, :, None]], dim=2).reshape(b, -1)
+        unseen_feats = torch.cat([lin[:, 2], unseen[:, None]], dim=1).reshape(b, -1)
+        return torch.cat([obs, hand_feats, hand_up, unseen_feats], dim=1)
+
+
+class CardFeatures(BaseFeaturesExtractor):
+    """SB3 features extractor: the observation, optionally followed by ``CardMeldFeatures``
+    (``cards=True``), optionally followed by one learned ``Linear + Tanh`` layer of width
+    ``trunk`` shared by the policy and the value network (``trunk=0``: none).
+
+    Pass ``policy_kwargs=dict(features_extractor_class=CardFeatures,
+    features_extractor_kwargs=dict(cards=True, trunk=256))`` to ``MaskablePPO``.
+    ``features_dim`` is ``trunk`` if set, else ``obs_dim + EXTRA`` with cards (548 + 1092
+    = 1640 for 2 players), else ``obs_dim``.
+
+    Raises:
+        ValueError: the observation space is not a flat Box of a 2-6 player table, or
+            ``trunk < 0``.
+    """
+
+    def __init__(self, observation_space: gym.spaces.Box, cards: bool = True, trunk: int = 0) -> None:
+        if len(observation_space.shape) != 1:
+            raise ValueError(f"CardFeatures needs a flat observation, got shape {observation_space.shape}")
+        if not isinstance(trunk, int) or trunk < 0:
+            raise ValueError(f"trunk must be an int >= 0, got {trunk!r}")
+        obs_dim = int(observation_space.shape[0])
+        core: nn.Module = CardMeldFeatures(obs_dim) if cards else nn.Identity()
+        width = core.out_dim if cards else obs_dim
+        super().__init__(observation_space, trunk or width)
+        self.core = core
+        self.trunk = nn.Sequential(nn.Linear(width, trunk), nn.Tanh()) if trunk else nn.Identity()
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.trunk(self.core(observations.float()))
