@@ -395,8 +395,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--plain", action="store_true", help="a plain-text table instead of rich")
     t = sub.add_parser("train", help="training throughput (provided by train.bench; needs the train extra)",
                        description="Training benchmarks: provided by train.bench when the train extra is installed.")
-    # train.bench may import torch: only when the train sub-mode is asked for
-    if "train" in sys.argv[1:] and _find_spec("train.bench") is not None:
+    # train.bench imports torch only when it measures, so its flags are cheap to add
+    if _find_spec("train.bench") is not None:
         try:
             tb = importlib.import_module("train.bench")
         except ImportError:
@@ -412,7 +412,25 @@ def _find_spec(name: str) -> Any:
         return None
 
 
+def check_json_path(path: str | None) -> None:
+    """Fail before measuring when ``--json PATH`` cannot be written.
+
+    Raises:
+        ValueError: PATH is a directory, its folder does not exist, or it is not writable.
+    """
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"--json {path}: is a directory; give a file path such as {os.path.join(path, 'bench.json')}")
+    if not os.path.isdir(folder):
+        raise ValueError(f"--json {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ValueError(f"--json {path}: not writable")
+
+
 def _check_args(args: argparse.Namespace) -> None:
+    check_json_path(args.json)
     if args.seconds <= 0:
         raise ValueError(f"--seconds must be > 0, got {args.seconds}")
     if args.repeats < 1:

@@ -37,3 +37,15 @@ def test_bench_rejects_a_preset_outside_its_player_range():
     with pytest.raises(ValueError, match="classic"):
         bench.rules_for("classic", 4)
     assert rummy(["bench", "env", "--rules", "classic", "--players", "4"]) == 2
+
+
+@pytest.mark.parametrize("cmd", [["bench", "env", "--no-peers", "--seconds", "0.01", "--repeats", "1"],
+                                 ["bench", "train", "--timesteps", "64"]])
+def test_bench_json_path_is_checked_before_measuring(tmp_path, capsys, cmd):
+    missing = tmp_path / "no_such_dir" / "b.json"
+    assert rummy(cmd + ["--json", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "training" not in err
+    assert rummy(cmd + ["--json", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert not missing.parent.exists()

@@ -79,8 +79,13 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
 
 def run(args: argparse.Namespace) -> int:
     """Entry point called by ``rummy bench train``."""
+    from eval.bench import check_json_path
+
     from .config import tomllib
 
+    check_json_path(args.json)
+    if args.timesteps < 1:
+        raise ValueError(f"--timesteps must be >= 1, got {args.timesteps}")
     extra: dict[str, Any] = {}
     for item in args.set:
         k, _, v = item.partition("=")
