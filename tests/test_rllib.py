@@ -50,7 +50,8 @@ def small_config(out: Path, timesteps: int):
     # a 512-step batch (256 learner decisions); a snapshot after the first iteration
     return TrainConfig(out=str(out), rules="classic", timesteps=timesteps, n_steps=8, n_envs=64, batch_size=256,
                        n_epochs=1, net_arch=[64, 64], snapshot_every=200, max_snapshots=2, eval_every=0,
-                       eval_baselines=["random"], final_eval_deals=3, checkpoint_every=10**9, seed=0)
+                       eval_baselines=["random"], final_eval_deals=3, checkpoint_every=10**9, seed=0,
+                       warmstart_decisions=2000, warmstart_epochs=1)
 
 
 class LegalOnly:
@@ -82,6 +83,8 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
     run = tmp_path / "run"
     t = rllib.RLlibTrainer(small_config(run, timesteps=10**9), num_env_runners=1, verbose=0)
     try:
+        ws = t.state["warm_start"]  # the heuristic was cloned into the learner before PPO
+        assert ws["decisions"] == 2000 and 0 < ws["accuracy"] <= 1
         report = t.learn(max_iterations=3)
         assert t.state["iteration"] == 3 and t.state["num_timesteps"] > 0
         assert len(t.state["slots"]) >= 1  # a snapshot was taken (and played against)

@@ -125,7 +125,8 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
 
     from . import rllib_modules as m
 
-    model = {"fcnet_hiddens": list(cfg.net_arch), "fcnet_activation": "tanh", "vf_share_layers": False,
+    hidden = ([cfg.trunk] if cfg.trunk else []) + list(cfg.net_arch)
+    model = {"fcnet_hiddens": hidden, "fcnet_activation": "tanh", "vf_share_layers": False,
              "head_fcnet_hiddens": []}
     specs = {m.LEARNER: RLModuleSpec(module_class=m.MaskedPPOTorchRLModule, model_config=dict(model))}
     for i in range(cfg.max_snapshots):
@@ -207,9 +208,32 @@ class RLlibTrainer:
             self.state = {"num_timesteps": 0, "iteration": 0, "slots": [], "slot_steps": [], "next_slot": 0,
                           "next_snapshot": 0, "next_eval": cfg.eval_every or float("inf"),
                           "next_checkpoint": cfg.checkpoint_every, "eval_history": [], "wall_time_s": 0.0}
+            if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
+                self.state["warm_start"] = self._warm_start()
         self._push_all()
         self._t0 = time.perf_counter()
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
+
+    def _warm_start(self) -> dict[str, Any]:
+        """Behaviour-clone the teacher into the learner module (train/warmstart.py), as
+        the SB3 trainer does; ``_push_all`` then sends the weights to the EnvRunners."""
+        from ray.rllib.core.columns import Columns
+
+        from .warmstart import warm_start
+
+        cfg, m = self.cfg, self.m
+        mod = self.algo.learner_group._learner.module[m.LEARNER]  # num_learners=0: the local learner
+        actor = m.ActorLogits(mod)  # shares the module's parameters
+        mod.train()
+
+        def value_fn(o):
+            return mod.compute_values({Columns.OBS: o}).reshape(-1)
+        try:
+            return warm_start(None, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions, cfg.warmstart_epochs,
+                              seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=self.verbose,
+                              heads=(list(mod.parameters()), actor, value_fn))
+        finally:
+            mod.eval()
 
     # -- weights and the pool
     def _module_state(self, module_id: str, inference_only: bool) -> dict[str, Any]:

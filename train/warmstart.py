@@ -11,7 +11,7 @@ The value network is fitted at the same time to each decision's final hand payof
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -61,53 +61,88 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     return obs[:done], masks[:done], actions[:done], returns[:done]
 
 
+def sb3_heads(policy: Any) -> tuple[Callable, Callable]:
+    """``(logits_fn, value_fn)`` of an sb3-contrib ``MaskableActorCriticPolicy``: each maps
+    observations float32 ``[B, obs_dim]`` to logits ``[B, 579]`` / values ``[B]``."""
+    def logits_fn(o):
+        return policy.action_net(policy.mlp_extractor.forward_actor(
+            policy.extract_features(o, policy.pi_features_extractor)))
+
+    def value_fn(o):
+        return policy.value_net(policy.mlp_extractor.forward_critic(
+            policy.extract_features(o, policy.vf_features_extractor))).squeeze(-1)
+    return logits_fn, value_fn
+
+
 def clone(policy: Any, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray, returns: np.ndarray,
           epochs: int, batch_size: int = 1024, lr: float = 1e-3, seed: int = 0) -> dict[str, float]:
     """Fit ``policy`` (an sb3-contrib ``MaskableActorCriticPolicy``) to the teacher's
     actions by masked cross-entropy, and its value to ``returns`` by squared error.
     Returns the final losses and the accuracy (the share of samples whose most
     probable legal action is the teacher's)."""
-    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    policy.set_training_mode(True)
+    try:
+        return fit(list(policy.parameters()), *sb3_heads(policy), obs, masks, actions, returns,
+                   epochs, batch_size=batch_size, lr=lr, seed=seed)
+    finally:
+        policy.set_training_mode(False)
+
+
+def fit(params: list, logits_fn: Callable, value_fn: Callable, obs: np.ndarray, masks: np.ndarray,
+        actions: np.ndarray, returns: np.ndarray, epochs: int, batch_size: int = 1024, lr: float = 1e-3,
+        seed: int = 0) -> dict[str, float]:
+    """Behaviour cloning of any network given as ``logits_fn`` / ``value_fn`` (see
+    ``sb3_heads``) with Adam on ``params``: loss = masked cross-entropy of the teacher's
+    action + 0.5 * squared error of the value against ``returns``.
+
+    Args:
+        obs: float32 ``[N, obs_dim]``; masks: bool ``[N, 579]``; actions: int64 ``[N]``
+            (legal under ``masks``); returns: float32 ``[N]``.
+        epochs: passes over the samples (shuffled by ``seed``).
+
+    Returns:
+        ``{"policy_loss", "value_loss", "accuracy"}``: the last minibatch's losses and the
+        share of the first 20,000 samples whose most probable legal action is the teacher's.
+    """
+    opt = torch.optim.Adam(params, lr=lr)
     ret_t = torch.as_tensor(returns)
     gen = np.random.default_rng(seed)
     n = len(actions)
     obs_t = torch.as_tensor(obs)
     mask_t = torch.as_tensor(masks)
     act_t = torch.as_tensor(actions)
-    policy.set_training_mode(True)
     loss_pi_v = loss_v_v = float("nan")
     for _ in range(epochs):
         order = gen.permutation(n)
         for start in range(0, n, batch_size):
             idx = torch.as_tensor(order[start:start + batch_size])
             o = obs_t[idx]
-            logits = policy.action_net(policy.mlp_extractor.forward_actor(
-                policy.extract_features(o, policy.pi_features_extractor)))
-            logits = logits.masked_fill(~mask_t[idx], -1e9)
+            logits = logits_fn(o).masked_fill(~mask_t[idx], -1e9)
             loss_pi = torch.nn.functional.cross_entropy(logits, act_t[idx])
-            values = policy.value_net(policy.mlp_extractor.forward_critic(
-                policy.extract_features(o, policy.vf_features_extractor))).squeeze(-1)
-            loss_v = torch.nn.functional.mse_loss(values, ret_t[idx])
+            loss_v = torch.nn.functional.mse_loss(value_fn(o), ret_t[idx])
             loss = loss_pi + 0.5 * loss_v
             opt.zero_grad()
             loss.backward()
             opt.step()
             loss_pi_v, loss_v_v = loss_pi.item(), loss_v.item()
-    policy.set_training_mode(False)
     with torch.no_grad():
-        feats = policy.extract_features(obs_t[:20_000], policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(feats)).masked_fill(~mask_t[:20_000], -1e9)
+        logits = logits_fn(obs_t[:20_000]).masked_fill(~mask_t[:20_000], -1e9)
         acc = float((logits.argmax(1) == act_t[:20_000]).float().mean())
     return {"policy_loss": loss_pi_v, "value_loss": loss_v_v, "accuracy": acc}
 
 
 def warm_start(policy: Any, rules: Rules, teacher: str, decisions: int, epochs: int, seed: int,
-               reward_scale: float = 0.01, verbose: int = 1) -> dict[str, float]:
-    """Collect ``decisions`` teacher samples and clone them into ``policy``."""
+               reward_scale: float = 0.01, verbose: int = 1, heads: tuple | None = None) -> dict[str, float]:
+    """Collect ``decisions`` teacher samples and clone them into ``policy`` (an SB3
+    policy), or, with ``heads=(params, logits_fn, value_fn)``, into any network (the
+    RLlib backend passes its module's; ``policy`` is then unused)."""
     t0 = time.perf_counter()
     obs, masks, actions, returns = collect(rules, teacher, decisions, seed, reward_scale)
     t1 = time.perf_counter()
-    res = clone(policy, obs, masks, actions, returns, epochs, seed=seed)
+    if heads is None:
+        res = clone(policy, obs, masks, actions, returns, epochs, seed=seed)
+    else:
+        res = fit(*heads, obs, masks, actions, returns, epochs, seed=seed)
     res.update(collect_s=round(t1 - t0, 1), fit_s=round(time.perf_counter() - t1, 1), decisions=decisions)
     if verbose:
         print(f"[warm start] cloned {decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
