@@ -127,7 +127,15 @@ class OnnxAgent:
         if obs.ndim == 1:
             obs, mask = obs[None], mask[None]
         if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
-            raise ValueError(f"observation must have shape ({self.obs_dim},) or (batch, {self.obs_dim}), got {obs.shape}")
+            from rummy_env.observation import obs_size
+
+            players = {obs_size(n): n for n in range(2, 7)}
+            why = ""
+            if obs.ndim == 2 and obs.shape[1] in players:
+                why = (f": this policy was trained for a {self.spec['rules']['num_players']}-player table, "
+                       f"and this observation is from a {players[obs.shape[1]]}-player table")
+            raise ValueError(f"observation must have shape ({self.obs_dim},) or (batch, {self.obs_dim}), "
+                             f"got {obs.shape}{why}")
         if mask.shape != (obs.shape[0], NUM_ACTIONS):
             raise ValueError(f"action_mask must have shape ({NUM_ACTIONS},) or ({obs.shape[0]}, {NUM_ACTIONS}), got {mask.shape}")
         if not (mask != 0).any(axis=1).all():
