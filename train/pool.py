@@ -21,9 +21,12 @@ class ActorNet(nn.Module):
 
     Built from sizes (so worker processes can rebuild it from a state dict) or from a
     policy with ``ActorNet.from_policy``; layers mirror SB3's features extractor
-    (``features="cards"``: ``train.features.CardMeldFeatures``, which has no weights;
-    ``"none"``: the observation itself), ``mlp_extractor.policy_net`` (Linear +
-    activation per hidden size) and ``action_net``.
+    (``train.features.CardFeatures``: the card features when ``features="cards"``, then
+    a shared ``trunk`` layer when ``trunk > 0``; neither: the observation itself),
+    ``mlp_extractor.policy_net`` (Linear + activation per hidden size) and ``action_net``.
+
+    Raises:
+        ValueError: ``features`` is not ``"cards"`` or ``"none"``.
     """
 
     def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh",
