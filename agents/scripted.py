@@ -335,6 +335,23 @@ class HeuristicAgent(_Scripted):
     LATE_WEIGHT = 2.0
     HOLD_FOR_RUMMY = True
     EXCLUDE_KNOWN = True
+    TUNABLE = ("W_OUT", "W_WEAK", "W_ACC", "W_KNOWN_RANK", "W_KNOWN_NEAR", "W_OPP_LIVE", "W_DEAD",
+               "W_NEAR_TABLE", "LATE_STOCK", "LATE_WEIGHT")
+
+    def __init__(self, seed: int | None = None, **weights: float) -> None:
+        """``weights`` override the class's discard weights for this agent (names in
+        ``TUNABLE``, e.g. ``W_OUT=24``); the baseline ``heuristic`` uses none.
+
+        Raises:
+            ValueError: an unknown weight name or a value that is not a number >= 0.
+        """
+        super().__init__(seed)
+        for k, v in weights.items():
+            if k not in self.TUNABLE:
+                raise ValueError(f"unknown heuristic weight {k!r}; weights: {', '.join(self.TUNABLE)}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise ValueError(f"heuristic weight {k} must be a number >= 0, got {v!r}")
+            setattr(self, k, type(getattr(type(self), k))(v))
 
     def _take_upcard(self, v: PlayerView) -> bool:
         u = v.upcard

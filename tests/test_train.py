@@ -195,3 +195,26 @@ def test_worker_processes_train_and_receive_snapshots(tmp_path):
     # a snapshot after the first vector step (8 games), then one per 128 steps
     assert t.pool.snapshot_steps[0] == 8 and len(t.pool.snapshots) >= 2
     assert all(not p.is_alive() for p in t.venv.procs)
+
+
+def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
+    from agents.scripted import HeuristicAgent
+    from train.warmstart import collect
+
+    tuned = HeuristicAgent(seed=0, W_OUT=24, W_WEAK=6.0)
+    assert (tuned.W_OUT, tuned.W_WEAK) == (24.0, 6.0)
+    assert (HeuristicAgent.W_OUT, HeuristicAgent(seed=0).W_OUT) == (8.0, 8.0)  # the baseline is untouched
+    with pytest.raises(ValueError, match="unknown heuristic weight 'W_BOGUS'"):
+        HeuristicAgent(W_BOGUS=1.0)
+    with pytest.raises(ValueError, match="must be a number >= 0"):
+        HeuristicAgent(W_OUT=-1)
+    with pytest.raises(ValueError, match="unknown heuristic weight"):
+        TrainConfig.from_dict({"warmstart_teacher_weights": {"W_BOGUS": 1.0}})
+    rules = Rules.preset("classic")
+    base = collect(rules, "heuristic", 2000, seed=3, teacher_weights={})
+    again = collect(rules, "heuristic", 2000, seed=3, teacher_weights=None)
+    other = collect(rules, "heuristic", 2000, seed=3, teacher_weights={"W_OUT": 24.0, "W_WEAK": 6.0})
+    np.testing.assert_array_equal(base[2], again[2])  # {} and None: the baseline heuristic
+    # the same seeded deals, but the tuned teacher discards differently somewhere
+    k = min(len(base[2]), len(other[2]))
+    assert (base[2][:k] != other[2][:k]).any()

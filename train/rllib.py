@@ -231,7 +231,8 @@ class RLlibTrainer:
         try:
             return warm_start(None, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions, cfg.warmstart_epochs,
                               seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=self.verbose,
-                              heads=(list(mod.parameters()), actor, value_fn))
+                              heads=(list(mod.parameters()), actor, value_fn),
+                              teacher_weights=cfg.warmstart_teacher_weights)
         finally:
             mod.eval()
 

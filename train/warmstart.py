@@ -22,9 +22,12 @@ from rummy_env.observation import Encoder
 from rummy_env.rules import Rules
 
 
-def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01
+def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01,
+            teacher_weights: dict[str, float] | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Play seeded hands with ``teacher`` (an ``agents.make_agent`` name) in every seat.
+    """Play seeded hands with ``teacher`` (an ``agents.make_agent`` name) in every seat;
+    ``teacher_weights`` override the ``heuristic`` teacher's discard weights
+    (``agents.scripted.HeuristicAgent.TUNABLE``; other teachers have none).
 
     Returns:
         ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, 579]``, ``actions`` int64 ``[N]``
@@ -35,7 +38,12 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
 
     n = rules.num_players
     enc = Encoder(n)
-    agents = [make_agent(teacher, seed=seed + q) for q in range(n)]
+    if teacher_weights and teacher == "heuristic":
+        from agents.scripted import HeuristicAgent
+
+        agents = [HeuristicAgent(seed=seed + q, **teacher_weights) for q in range(n)]
+    else:
+        agents = [make_agent(teacher, seed=seed + q) for q in range(n)]
     obs = np.empty((decisions, enc.size), dtype=np.float32)
     masks = np.zeros((decisions, NUM_ACTIONS), dtype=bool)
     actions = np.empty(decisions, dtype=np.int64)
@@ -132,12 +140,13 @@ def fit(params: list, logits_fn: Callable, value_fn: Callable, obs: np.ndarray, 
 
 
 def warm_start(policy: Any, rules: Rules, teacher: str, decisions: int, epochs: int, seed: int,
-               reward_scale: float = 0.01, verbose: int = 1, heads: tuple | None = None) -> dict[str, float]:
+               reward_scale: float = 0.01, verbose: int = 1, heads: tuple | None = None,
+               teacher_weights: dict[str, float] | None = None) -> dict[str, float]:
     """Collect ``decisions`` teacher samples and clone them into ``policy`` (an SB3
     policy), or, with ``heads=(params, logits_fn, value_fn)``, into any network (the
     RLlib backend passes its module's; ``policy`` is then unused)."""
     t0 = time.perf_counter()
-    obs, masks, actions, returns = collect(rules, teacher, decisions, seed, reward_scale)
+    obs, masks, actions, returns = collect(rules, teacher, decisions, seed, reward_scale, teacher_weights)
     t1 = time.perf_counter()
     if heads is None:
         res = clone(policy, obs, masks, actions, returns, epochs, seed=seed)
