@@ -218,3 +218,40 @@ def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
     # the same seeded deals, but the tuned teacher discards differently somewhere
     k = min(len(base[2]), len(other[2]))
     assert (base[2][:k] != other[2][:k]).any()
+
+
+def test_dagger_labels_the_students_own_positions_with_the_teachers_moves():
+    from agents.scripted import GreedyAgent, HeuristicAgent
+    from train.warmstart import collect_on_policy
+
+    rules = Rules.preset("classic")
+    greedy, played = GreedyAgent(seed=0), {}
+
+    def student(obs, masks):  # greedy plays; its move per position is recorded
+        moves = np.array([greedy.act(o, m.astype(np.int8)) for o, m in zip(obs, masks)])
+        played.update({o.tobytes(): a for o, a in zip(obs, moves)})
+        return moves
+
+    obs, masks, actions, returns = collect_on_policy(rules, "heuristic", 3000, seed=0, student=student, games=16)
+    n = len(actions)
+    assert 0 < n <= 3000 + 16 and obs.shape == (n, 548)
+    assert masks[np.arange(n), actions].all()  # every label is a legal move
+    teacher = HeuristicAgent(seed=0)
+    labels = np.array([teacher.act(o, m.astype(np.int8)) for o, m in zip(obs, masks)])
+    assert (labels == actions).mean() > 0.99  # the heuristic's moves (its seed only breaks exact ties)
+    moved = np.array([played[o.tobytes()] for o in obs])  # what the student did there
+    assert (moved != actions).any() and (moved == actions).mean() > 0.5
+    # whole hands only: heads-up payoffs are zero-sum (x 0.01): every winner's +v has its loser's -v
+    pos = set(np.round(returns[returns > 0] * 100).astype(int))
+    assert pos and pos == set(np.round(-returns[returns < 0] * 100).astype(int))
+
+
+def test_warm_start_with_a_dagger_round(tmp_path):
+    cfg = tiny_config(tmp_path / "run")
+    cfg.warmstart_dagger_rounds, cfg.warmstart_dagger_decisions, cfg.warmstart_dagger_epochs = 1, 300, 1
+    t = Trainer(cfg, verbose=0)
+    try:
+        ws = t.state["warm_start"]
+    finally:
+        t.venv.close()
+    assert 0 <= ws["dagger_1_agreement_before"] <= 1 and 0 < ws["accuracy"] <= 1

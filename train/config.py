@@ -88,6 +88,14 @@ class TrainConfig:
     """Teacher decisions collected for the warm start (0: no warm start)."""
     warmstart_epochs: int = 6
     """Passes over the warm-start samples."""
+    warmstart_dagger_rounds: int = 0
+    """DAgger rounds after the cloning (train/warmstart.py): the cloned policy plays,
+    the teacher labels the positions it reaches, and the policy is refitted on all
+    samples (0: plain behaviour cloning)."""
+    warmstart_dagger_decisions: int = 300_000
+    """Positions the policy plays per DAgger round."""
+    warmstart_dagger_epochs: int = 2
+    """Passes over all samples after each DAgger round."""
     warmstart_teacher_weights: dict[str, float] = field(default_factory=lambda: {"W_OUT": 24.0, "W_WEAK": 6.0})
     """Overrides of the heuristic teacher's discard weights (agents/scripted.py
     HeuristicAgent.TUNABLE). The default keeps cards with live outs ahead of low points:
@@ -161,6 +169,12 @@ class TrainConfig:
             from agents.scripted import HeuristicAgent
 
             HeuristicAgent(**self.warmstart_teacher_weights)  # names and values checked there
+        for name in ("warmstart_dagger_rounds", "warmstart_dagger_decisions"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+        if not isinstance(self.warmstart_dagger_epochs, int) or self.warmstart_dagger_epochs < 1:
+            raise ValueError(f"warmstart_dagger_epochs must be an int >= 1, got {self.warmstart_dagger_epochs!r}")
         if not isinstance(self.warmstart_epochs, int) or self.warmstart_epochs < 1:
             raise ValueError(f"warmstart_epochs must be an int >= 1, got {self.warmstart_epochs!r}")
         for b in self.eval_baselines:

@@ -232,7 +232,8 @@ class RLlibTrainer:
             return warm_start(None, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions, cfg.warmstart_epochs,
                               seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=self.verbose,
                               heads=(list(mod.parameters()), actor, value_fn),
-                              teacher_weights=cfg.warmstart_teacher_weights)
+                              teacher_weights=cfg.warmstart_teacher_weights, dagger_rounds=cfg.warmstart_dagger_rounds,
+                    dagger_decisions=cfg.warmstart_dagger_decisions, dagger_epochs=cfg.warmstart_dagger_epochs)
         finally:
             mod.eval()
 

@@ -222,7 +222,8 @@ class Trainer:
                 self.state["warm_start"] = warm_start(
                     self.model.policy, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions,
                     cfg.warmstart_epochs, seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=verbose,
-                    teacher_weights=cfg.warmstart_teacher_weights)
+                    teacher_weights=cfg.warmstart_teacher_weights, dagger_rounds=cfg.warmstart_dagger_rounds,
+                    dagger_decisions=cfg.warmstart_dagger_decisions, dagger_epochs=cfg.warmstart_dagger_epochs)
         self._restore_pool()
         if cfg.workers > 1:
             self.model.update_threads = cfg.torch_threads

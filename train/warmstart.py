@@ -22,6 +22,76 @@ from rummy_env.observation import Encoder
 from rummy_env.rules import Rules
 
 
+def teachers(teacher: str, n: int, seed: int, teacher_weights: dict[str, float] | None = None) -> list[Any]:
+    """One ``teacher`` agent per seat (seeded ``seed + seat``), the heuristic with
+    ``teacher_weights`` applied."""
+    from agents import make_agent
+
+    if teacher_weights and teacher == "heuristic":
+        from agents.scripted import HeuristicAgent
+
+        return [HeuristicAgent(seed=seed + q, **teacher_weights) for q in range(n)]
+    return [make_agent(teacher, seed=seed + q) for q in range(n)]
+
+
+def greedy_student(logits_fn: Callable) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A network's most probable legal actions: ``(obs [B, obs_dim], masks [B, 579] bool) -> int64 [B]``."""
+    def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = logits_fn(torch.as_tensor(obs)).masked_fill(~torch.as_tensor(masks), -1e9)
+        return logits.argmax(1).numpy()
+    return act
+
+
+def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
+                      student: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                      reward_scale: float = 0.01, teacher_weights: dict[str, float] | None = None,
+                      games: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
+    ``greedy_student(logits_fn)``) plays every seat of ``games`` seeded hands at once,
+    one batched call per step of all games, and each position it reaches is labelled
+    with the teacher's action there. This
+    covers the positions the student's own mistakes lead to, which the teacher's games
+    never show it (Ross et al., 2011).
+
+    Returns the same arrays as ``collect`` (``actions`` are the teacher's; ``returns``
+    the deciding seat's payoff, times ``reward_scale``, in the hand the student played);
+    positions of hands unfinished when the budget runs out are dropped.
+    """
+    n = rules.num_players
+    enc = Encoder(n)
+    agents = teachers(teacher, n, seed, teacher_weights)
+    rng = np.random.default_rng(seed)
+    obs = np.empty((decisions + games, enc.size), dtype=np.float32)
+    masks = np.zeros((decisions + games, NUM_ACTIONS), dtype=bool)
+    actions = np.empty(decisions + games, dtype=np.int64)
+    returns = np.zeros(decisions + games, dtype=np.float32)
+    keep = np.zeros(decisions + games, dtype=bool)
+    states = [engine.new_game(rules, seed=int(rng.integers(2**62))) for _ in range(games)]
+    rows: list[list[tuple[int, int]]] = [[] for _ in range(games)]  # (row, seat) per game
+    i = 0
+    while i < decisions:
+        start = i
+        for g, st in enumerate(states):
+            seat = st.current
+            o = enc.encode(st, seat)
+            m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            m[engine.legal_actions(st)] = 1
+            obs[i], masks[i], actions[i] = o, m.astype(bool), agents[seat].act(o, m)
+            rows[g].append((i, seat))
+            i += 1
+        moves = student(obs[start:i], masks[start:i])
+        for g, st in enumerate(states):
+            engine.apply(st, int(moves[g]))
+            if st.hand_over:
+                pay = np.asarray(st.payoffs, dtype=np.float32) * reward_scale
+                for r, seat in rows[g]:
+                    returns[r], keep[r] = pay[seat], True
+                rows[g] = []
+                states[g] = engine.new_game(rules, seed=int(rng.integers(2**62)))
+    return obs[keep], masks[keep], actions[keep], returns[keep]
+
+
 def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01,
             teacher_weights: dict[str, float] | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -34,16 +104,9 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
         and ``returns`` float32 ``[N]`` (the deciding seat's hand payoff times
         ``reward_scale``), ``N <= decisions`` (a hand cut short by the budget is dropped).
     """
-    from agents import make_agent
-
     n = rules.num_players
     enc = Encoder(n)
-    if teacher_weights and teacher == "heuristic":
-        from agents.scripted import HeuristicAgent
-
-        agents = [HeuristicAgent(seed=seed + q, **teacher_weights) for q in range(n)]
-    else:
-        agents = [make_agent(teacher, seed=seed + q) for q in range(n)]
+    agents = teachers(teacher, n, seed, teacher_weights)
     obs = np.empty((decisions, enc.size), dtype=np.float32)
     masks = np.zeros((decisions, NUM_ACTIONS), dtype=bool)
     actions = np.empty(decisions, dtype=np.int64)
@@ -141,19 +204,54 @@ def fit(params: list, logits_fn: Callable, value_fn: Callable, obs: np.ndarray, 
 
 def warm_start(policy: Any, rules: Rules, teacher: str, decisions: int, epochs: int, seed: int,
                reward_scale: float = 0.01, verbose: int = 1, heads: tuple | None = None,
-               teacher_weights: dict[str, float] | None = None) -> dict[str, float]:
+               teacher_weights: dict[str, float] | None = None, dagger_rounds: int = 0,
+               dagger_decisions: int = 0, dagger_epochs: int = 2) -> dict[str, float]:
     """Collect ``decisions`` teacher samples and clone them into ``policy`` (an SB3
     policy), or, with ``heads=(params, logits_fn, value_fn)``, into any network (the
-    RLlib backend passes its module's; ``policy`` is then unused)."""
-    t0 = time.perf_counter()
-    obs, masks, actions, returns = collect(rules, teacher, decisions, seed, reward_scale, teacher_weights)
-    t1 = time.perf_counter()
+    RLlib backend passes its module's; ``policy`` is then unused).
+
+    Then ``dagger_rounds`` rounds of DAgger: the cloned policy plays
+    ``dagger_decisions`` positions itself, the teacher labels them
+    (``collect_on_policy``), they join the samples, and the policy is fitted again for
+    ``dagger_epochs`` passes over all of them."""
     if heads is None:
-        res = clone(policy, obs, masks, actions, returns, epochs, seed=seed)
-    else:
-        res = fit(*heads, obs, masks, actions, returns, epochs, seed=seed)
-    res.update(collect_s=round(t1 - t0, 1), fit_s=round(time.perf_counter() - t1, 1), decisions=decisions)
+        policy.set_training_mode(True)
+        heads = (list(policy.parameters()), *sb3_heads(policy))
+    params, logits_fn, value_fn = heads
+    t0 = time.perf_counter()
+    data = collect(rules, teacher, decisions, seed, reward_scale, teacher_weights)
+    t1 = time.perf_counter()
+    res = fit(params, logits_fn, value_fn, *data, epochs, seed=seed)
+    fit_s = time.perf_counter() - t1
+    play_s = t1 - t0
+    for r in range(dagger_rounds):
+        t2 = time.perf_counter()
+        new = collect_on_policy(rules, teacher, dagger_decisions, seed + 1000 * (r + 1),
+                                greedy_student(logits_fn), reward_scale, teacher_weights)
+        t3 = time.perf_counter()
+        agree = _accuracy(logits_fn, *new[:3])
+        data = tuple(np.concatenate([a, b]) for a, b in zip(data, new))
+        res = fit(params, logits_fn, value_fn, *data, dagger_epochs, seed=seed + r + 1)
+        res[f"dagger_{r + 1}_agreement_before"] = round(agree, 4)
+        play_s += t3 - t2
+        fit_s += time.perf_counter() - t3
+        if verbose:
+            print(f"[warm start] DAgger round {r + 1}: the policy agreed with the teacher on {agree:.3f} of "
+                  f"{len(new[2]):,} positions it reached itself; refitted on {len(data[2]):,}", flush=True)
+    if policy is not None and hasattr(policy, "set_training_mode"):
+        policy.set_training_mode(False)
+    res.update(collect_s=round(play_s, 1), fit_s=round(fit_s, 1), decisions=decisions)
     if verbose:
         print(f"[warm start] cloned {decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
               f"{res['fit_s']}s to fit): accuracy {res['accuracy']:.3f}", flush=True)
     return res
+
+
+def _accuracy(logits_fn: Callable, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> float:
+    """Share of positions whose most probable legal action under ``logits_fn`` is ``actions``."""
+    with torch.no_grad():
+        hits = 0
+        for s in range(0, len(actions), 8192):
+            lg = logits_fn(torch.as_tensor(obs[s:s + 8192])).masked_fill(~torch.as_tensor(masks[s:s + 8192]), -1e9)
+            hits += int((lg.argmax(1) == torch.as_tensor(actions[s:s + 8192])).sum())
+    return hits / max(1, len(actions))
