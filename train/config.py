@@ -54,7 +54,7 @@ class TrainConfig:
     """Minibatch size of the PPO update."""
     n_epochs: int = 2
     """Passes over each rollout batch."""
-    learning_rate: float = 2.5e-4
+    learning_rate: float = 1e-4
     """Adam step size (linearly annealed to lr_final_frac of it)."""
     lr_final_frac: float = 0.2
     """Final learning rate as a fraction of learning_rate."""
@@ -64,7 +64,7 @@ class TrainConfig:
     """GAE lambda."""
     clip_range: float = 0.2
     """PPO clip range."""
-    ent_coef: float = 0.005
+    ent_coef: float = 0.002
     """Entropy bonus."""
     vf_coef: float = 0.5
     """Value loss weight."""
