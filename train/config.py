@@ -32,7 +32,7 @@ class TrainConfig:
     """Hand points are multiplied by this to give the reward (a 50-point hand = 0.5)."""
 
     # --- run length and seeding
-    timesteps: int = 1_500_000
+    timesteps: int = 1_000_000
     """Learner timesteps (learner decisions) to train for."""
     seed: int = 0
     """Seeds the deals, the learner's seat, the opponent sampling, torch and PPO."""
@@ -84,7 +84,7 @@ class TrainConfig:
     # --- warm start (behaviour cloning before self-play; train/warmstart.py)
     warmstart_teacher: str = "heuristic"
     """Scripted agent whose decisions are cloned before PPO starts ("none": no warm start)."""
-    warmstart_decisions: int = 300_000
+    warmstart_decisions: int = 400_000
     """Teacher decisions collected for the warm start (0: no warm start)."""
     warmstart_epochs: int = 6
     """Passes over the warm-start samples."""
