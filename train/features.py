@@ -4,8 +4,8 @@ A plain MLP on the flat observation has to discover from scratch which cards of 
 hand lie in sets and runs, and which unseen cards would complete them; that is the
 heart of every Rummy decision (RULES.md §4: a set is 3-4 cards of one rank, a run
 3+ cards of one suit in sequence, aces low, high or either by the rules). This
-module computes those facts exactly, with fixed tensor operations (shifts, sums and
-products, no learned weights), and appends them to the observation, so the policy
+module computes those facts exactly, with fixed tensor operations (products with
+0/1 matrices, comparisons, no learned weights), and appends them to the observation, so the policy
 and value MLPs start from them. Being plain torch ops it exports to ONNX unchanged,
 and it reads only the observation (nothing hidden).
 
@@ -26,6 +26,8 @@ discard pile or known to be held by an opponent): ``unseen_rank`` (unseen cards 
 ``c``'s rank), ``unseen_m2..p2`` (4 planes) and ``unseen`` itself. Aces join runs
 at the low end, the high end or both, read from the ``rule_aces`` one-hot.
 
+Output order: the observation, the 7 planes of the hand, the 7 of the hand plus the
+upcard, the hand-plus-upcard plane itself, the 6 unseen planes (21 planes of 52).
 Shapes: input float32 ``[B, obs_size(n)]``; output float32 ``[B, obs_size(n) + 52 * 21]``
 (``EXTRA = 1092`` features after the observation).
 """
