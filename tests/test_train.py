@@ -72,8 +72,11 @@ def test_corrupt_checkpoint_raises_clear_error(tmp_path):
     rep = Trainer(cfg, verbose=0).learn()
     ck = tmp_path / "run" / "checkpoints" / f"step_{rep['timesteps']}"
     rules = Rules.preset("classic")
+    (ck / "pool.pt").write_bytes(b"\x80\x02 truncated pickle")
+    with pytest.raises(CheckpointError, match=r"corrupt .*pool.pt \(the opponent pool's snapshots\) cannot be read"):
+        load_checkpoint(ck, cfg, rules)
     (ck / "model.zip").write_bytes(b"not a zip at all")
-    with pytest.raises(CheckpointError, match="corrupt"):
+    with pytest.raises(CheckpointError, match="corrupt .*model.zip cannot be read"):
         load_checkpoint(ck, cfg, rules)
     with pytest.raises(ValueError, match="does not exist"):
         load_checkpoint(tmp_path / "nope", cfg, rules)

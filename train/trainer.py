@@ -111,17 +111,24 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
     missing = [f for f in CHECKPOINT_FILES if not (p / f).is_file()]
     if missing:
         raise CheckpointError(f"checkpoint {p} is incomplete: missing {', '.join(missing)}")
+    part = "trainer_state.json"
     try:
         state = json.loads((p / "trainer_state.json").read_text())
+        part = "rummy_config.json"
         meta = json.loads((p / "rummy_config.json").read_text())
+        part = "model.zip"
         with zipfile.ZipFile(p / "model.zip") as z:
             if z.testzip() is not None:
                 raise ValueError("a member of model.zip fails its CRC check")
             data = json.loads(z.read("data"))
+        part = "pool.pt (the opponent pool's snapshots)"
         pool_state = torch.load(p / "pool.pt", weights_only=True)
+        part = "trainer_state.json"
         steps = int(state["num_timesteps"])
     except Exception as e:  # noqa: BLE001 - any failure here means a corrupt checkpoint
-        raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {e}") from None
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {part} cannot be read "
+                              f"({first})") from None
     theirs = Rules.from_json(meta["rules"])
     if theirs != rules:
         raise CheckpointError(
