@@ -6,7 +6,10 @@ sensible starting point, and self-play then improves on it. The teacher plays ev
 seat of seeded hands; each of its decisions (observation, mask, action) is a sample;
 the policy is fitted by masked cross-entropy (``-log pi(a | obs, mask)``) with Adam.
 The value network is fitted at the same time to each decision's final hand payoff
-(times ``reward_scale``), so PPO's first advantages are not noise.
+(times ``reward_scale``), so PPO's first advantages are not noise. Optional DAgger
+rounds (``collect_on_policy``) add the positions the cloned policy reaches itself,
+labelled by the teacher. ``fit`` works on any network given as logits/value
+functions, so the RLlib backend uses the same code.
 """
 from __future__ import annotations
 
@@ -50,9 +53,8 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
     ``greedy_student(logits_fn)``) plays every seat of ``games`` seeded hands at once,
     one batched call per step of all games, and each position it reaches is labelled
-    with the teacher's action there. This
-    covers the positions the student's own mistakes lead to, which the teacher's games
-    never show it (Ross et al., 2011).
+    with the teacher's action there. This covers the positions the student's own
+    mistakes lead to, which the teacher's games never show it (Ross et al., 2011).
 
     Returns the same arrays as ``collect`` (``actions`` are the teacher's; ``returns``
     the deciding seat's payoff, times ``reward_scale``, in the hand the student played);
