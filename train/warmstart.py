@@ -1,15 +1,15 @@
 """Warm start: behaviour cloning of a scripted teacher before self-play PPO.
 
-A fresh policy has to discover from the final score alone that melds and low
-deadwood win hands; cloning the ``heuristic`` baseline's decisions first gives PPO a
-sensible starting point for self-play (which, so far, holds that level rather than
-improving on it: README). The teacher plays every seat of seeded hands; each of
-its decisions (observation, mask, action) is a sample; the policy is fitted by masked cross-entropy (``-log pi(a | obs, mask)``) with Adam.
-The value network is fitted at the same time to each decision's final hand payoff
-(times ``reward_scale``), so PPO's first advantages are not noise. Optional DAgger
-rounds (``collect_on_policy``) add the positions the cloned policy reaches itself,
-labelled by the teacher. ``fit`` works on any network given as logits/value
-functions, so the RLlib backend uses the same code.
+A fresh policy has to discover from the final score alone that melds and low deadwood
+win hands; cloning the ``heuristic`` baseline's decisions first gives PPO a sensible
+starting point for self-play (which, so far, holds that level rather than improving on
+it: README). The teacher plays every seat of seeded hands; each of its decisions
+(observation, mask, action) is a sample; the policy is fitted by masked cross-entropy
+(``-log pi(a | obs, mask)``) with Adam. The value network is fitted at the same time to
+each decision's final hand payoff (times ``reward_scale``), so PPO's first advantages
+are not noise. Optional DAgger rounds (``collect_on_policy``) add the positions the
+cloned policy reaches itself, labelled by the teacher. ``fit`` works on any network
+given as logits/value functions, so the RLlib backend uses the same code.
 """
 from __future__ import annotations
 
