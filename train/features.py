@@ -5,8 +5,8 @@ hand lie in sets and runs, and which unseen cards would complete them; that is t
 heart of every Rummy decision (RULES.md §4: a set is 3-4 cards of one rank, a run
 3+ cards of one suit in sequence, aces low, high or either by the rules). This
 module computes those facts exactly, with fixed tensor operations (products with
-0/1 matrices, comparisons, no learned weights), and appends them to the observation, so the policy
-and value MLPs start from them. Being plain torch ops it exports to ONNX unchanged,
+0/1 matrices, comparisons, no learned weights), and appends them to the
+observation, so the policy and value MLPs start from them. Being plain torch ops it exports to ONNX unchanged,
 and it reads only the observation (nothing hidden).
 
 For each of the 52 cards it computes, for two hands ``X``, the hand and the hand

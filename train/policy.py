@@ -13,7 +13,7 @@ network itself. This subclass computes the same quantities directly:
   when ``deterministic``;
 - the entropy is sb3-contrib's: ``-sum p log p`` over legal actions only.
 
-Same weights, same outputs (``tests/test_train.py`` checks log-probabilities,
+Same weights, same outputs (``tests/test_features.py`` checks log-probabilities,
 values and entropies against the parent class); ``predict``, saving and loading
 are the parent's.
 """

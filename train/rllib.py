@@ -221,19 +221,15 @@ class RLlibTrainer:
 
         from .warmstart import warm_start
 
-        cfg, m = self.cfg, self.m
+        m = self.m
         mod = self.algo.learner_group._learner.module[m.LEARNER]  # num_learners=0: the local learner
         actor = m.ActorLogits(mod)  # shares the module's parameters
-        mod.train()
 
-        def value_fn(o):
-            return mod.compute_values({Columns.OBS: o}).reshape(-1)
+        def forward(o):
+            return actor(o), mod.compute_values({Columns.OBS: o}).reshape(-1)
+        mod.train()
         try:
-            return warm_start(None, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions, cfg.warmstart_epochs,
-                              seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=self.verbose,
-                              heads=(list(mod.parameters()), actor, value_fn),
-                              teacher_weights=cfg.warmstart_teacher_weights, dagger_rounds=cfg.warmstart_dagger_rounds,
-                    dagger_decisions=cfg.warmstart_dagger_decisions, dagger_epochs=cfg.warmstart_dagger_epochs)
+            return warm_start(self.cfg, self.rules, list(mod.parameters()), forward, verbose=self.verbose)
         finally:
             mod.eval()
 

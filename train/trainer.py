@@ -224,13 +224,10 @@ class Trainer:
                           "wall_time_s": 0.0}
             self.pool_state = None
             if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
-                from .warmstart import warm_start
+                from .warmstart import sb3_forward, warm_start
 
-                self.state["warm_start"] = warm_start(
-                    self.model.policy, self.rules, cfg.warmstart_teacher, cfg.warmstart_decisions,
-                    cfg.warmstart_epochs, seed=cfg.seed, reward_scale=cfg.reward_scale, verbose=verbose,
-                    teacher_weights=cfg.warmstart_teacher_weights, dagger_rounds=cfg.warmstart_dagger_rounds,
-                    dagger_decisions=cfg.warmstart_dagger_decisions, dagger_epochs=cfg.warmstart_dagger_epochs)
+                self.state["warm_start"] = warm_start(cfg, self.rules, list(self.model.policy.parameters()),
+                                                      sb3_forward(self.model.policy), verbose=verbose)
         self._restore_pool()
         if cfg.workers > 1:
             self.model.update_threads = cfg.torch_threads

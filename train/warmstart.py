@@ -9,7 +9,7 @@ it: README). The teacher plays every seat of seeded hands; each of its decisions
 each decision's final hand payoff (times ``reward_scale``), so PPO's first advantages
 are not noise. Optional DAgger rounds (``collect_on_policy``) add the positions the
 cloned policy reaches itself, labelled by the teacher. ``fit`` works on any network
-given as logits/value functions, so the RLlib backend uses the same code.
+given as a logits/values function, so the RLlib backend uses the same code.
 """
 from __future__ import annotations
 
@@ -37,11 +37,12 @@ def teachers(teacher: str, n: int, seed: int, teacher_weights: dict[str, float] 
     return [make_agent(teacher, seed=seed + q) for q in range(n)]
 
 
-def greedy_student(logits_fn: Callable) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """A network's most probable legal actions: ``(obs [B, obs_dim], masks [B, 579] bool) -> int64 [B]``."""
+def greedy_student(forward: Callable) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A network's most probable legal actions, ``forward`` as in ``fit``:
+    ``(obs float32 [B, obs_dim], masks bool [B, 579]) -> int64 [B]``."""
     def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            logits = logits_fn(torch.as_tensor(obs)).masked_fill(~torch.as_tensor(masks), -1e9)
+            logits = forward(torch.as_tensor(obs))[0].masked_fill(~torch.as_tensor(masks), -1e9)
         return logits.argmax(1).numpy()
     return act
 
@@ -51,8 +52,9 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                       reward_scale: float = 0.01, teacher_weights: dict[str, float] | None = None,
                       games: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
-    ``greedy_student(logits_fn)``) plays every seat of ``games`` seeded hands at once,
-    one batched call per step of all games, and each position it reaches is labelled
+    ``greedy_student(forward)``) plays every seat of ``games`` seeded hands at once,
+    one batched call per step of all games (at most one game per 1,000 decisions, so
+    every game plays whole hands), and each position it reaches is labelled
     with the teacher's action there. This covers the positions the student's own
     mistakes lead to, which the teacher's games never show it (Ross et al., 2011).
 
@@ -64,6 +66,9 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     enc = Encoder(n)
     agents = teachers(teacher, n, seed, teacher_weights)
     rng = np.random.default_rng(seed)
+    # each game gets budget for a few whole hands (a 2-player hand is ~240 positions),
+    # else a small budget spread over many games would finish no hand at all
+    games = max(1, min(games, decisions // 1000))
     obs = np.empty((decisions + games, enc.size), dtype=np.float32)
     masks = np.zeros((decisions + games, NUM_ACTIONS), dtype=bool)
     actions = np.empty(decisions + games, dtype=np.int64)
@@ -134,39 +139,42 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     return obs[:done], masks[:done], actions[:done], returns[:done]
 
 
-def sb3_heads(policy: Any) -> tuple[Callable, Callable]:
-    """``(logits_fn, value_fn)`` of an sb3-contrib ``MaskableActorCriticPolicy``: each maps
-    observations float32 ``[B, obs_dim]`` to logits ``[B, 579]`` / values ``[B]``."""
-    def logits_fn(o):
-        return policy.action_net(policy.mlp_extractor.forward_actor(
-            policy.extract_features(o, policy.pi_features_extractor)))
+Forward = Callable[[torch.Tensor], "tuple[torch.Tensor, torch.Tensor]"]
 
-    def value_fn(o):
-        return policy.value_net(policy.mlp_extractor.forward_critic(
-            policy.extract_features(o, policy.vf_features_extractor))).squeeze(-1)
-    return logits_fn, value_fn
+
+def sb3_forward(policy: Any) -> Forward:
+    """The forward pass of an sb3-contrib ``MaskableActorCriticPolicy`` as
+    ``obs float32 [B, obs_dim] -> (logits [B, 579], values [B])``: features computed
+    once when the policy and value networks share them (the default network's trunk)."""
+    def forward(o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        feats = policy.extract_features(o)
+        if policy.share_features_extractor:
+            latent_pi, latent_vf = policy.mlp_extractor(feats)
+        else:
+            latent_pi = policy.mlp_extractor.forward_actor(feats[0])
+            latent_vf = policy.mlp_extractor.forward_critic(feats[1])
+        return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
+    return forward
 
 
 def clone(policy: Any, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray, returns: np.ndarray,
           epochs: int, batch_size: int = 1024, lr: float = 1e-3, seed: int = 0) -> dict[str, float]:
-    """Fit ``policy`` (an sb3-contrib ``MaskableActorCriticPolicy``) to the teacher's
-    actions by masked cross-entropy, and its value to ``returns`` by squared error.
-    Returns the final losses and the accuracy (the share of samples whose most
-    probable legal action is the teacher's)."""
+    """``fit`` for an sb3-contrib ``MaskableActorCriticPolicy``: its policy to the
+    teacher's actions, its value to ``returns``."""
     policy.set_training_mode(True)
     try:
-        return fit(list(policy.parameters()), *sb3_heads(policy), obs, masks, actions, returns,
+        return fit(list(policy.parameters()), sb3_forward(policy), obs, masks, actions, returns,
                    epochs, batch_size=batch_size, lr=lr, seed=seed)
     finally:
         policy.set_training_mode(False)
 
 
-def fit(params: list, logits_fn: Callable, value_fn: Callable, obs: np.ndarray, masks: np.ndarray,
-        actions: np.ndarray, returns: np.ndarray, epochs: int, batch_size: int = 1024, lr: float = 1e-3,
+def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray,
+        returns: np.ndarray, epochs: int, batch_size: int = 1024, lr: float = 1e-3,
         seed: int = 0) -> dict[str, float]:
-    """Behaviour cloning of any network given as ``logits_fn`` / ``value_fn`` (see
-    ``sb3_heads``) with Adam on ``params``: loss = masked cross-entropy of the teacher's
-    action + 0.5 * squared error of the value against ``returns``.
+    """Behaviour cloning of any network given as ``forward(obs) -> (logits, values)``
+    (see ``sb3_forward``) with Adam on ``params``: loss = masked cross-entropy of the
+    teacher's action + 0.5 * squared error of the value against ``returns``.
 
     Args:
         obs: float32 ``[N, obs_dim]``; masks: bool ``[N, 579]``; actions: int64 ``[N]``
@@ -189,71 +197,64 @@ def fit(params: list, logits_fn: Callable, value_fn: Callable, obs: np.ndarray, 
         order = gen.permutation(n)
         for start in range(0, n, batch_size):
             idx = torch.as_tensor(order[start:start + batch_size])
-            o = obs_t[idx]
-            logits = logits_fn(o).masked_fill(~mask_t[idx], -1e9)
-            loss_pi = torch.nn.functional.cross_entropy(logits, act_t[idx])
-            loss_v = torch.nn.functional.mse_loss(value_fn(o), ret_t[idx])
+            logits, values = forward(obs_t[idx])
+            loss_pi = torch.nn.functional.cross_entropy(logits.masked_fill(~mask_t[idx], -1e9), act_t[idx])
+            loss_v = torch.nn.functional.mse_loss(values, ret_t[idx])
             loss = loss_pi + 0.5 * loss_v
             opt.zero_grad()
             loss.backward()
             opt.step()
             loss_pi_v, loss_v_v = loss_pi.item(), loss_v.item()
-    with torch.no_grad():
-        logits = logits_fn(obs_t[:20_000]).masked_fill(~mask_t[:20_000], -1e9)
-        acc = float((logits.argmax(1) == act_t[:20_000]).float().mean())
+    acc = agreement(forward, obs[:20_000], masks[:20_000], actions[:20_000])
     return {"policy_loss": loss_pi_v, "value_loss": loss_v_v, "accuracy": acc}
 
 
-def warm_start(policy: Any, rules: Rules, teacher: str, decisions: int, epochs: int, seed: int,
-               reward_scale: float = 0.01, verbose: int = 1, heads: tuple | None = None,
-               teacher_weights: dict[str, float] | None = None, dagger_rounds: int = 0,
-               dagger_decisions: int = 0, dagger_epochs: int = 2) -> dict[str, float]:
-    """Collect ``decisions`` teacher samples and clone them into ``policy`` (an SB3
-    policy), or, with ``heads=(params, logits_fn, value_fn)``, into any network (the
-    RLlib backend passes its module's; ``policy`` is then unused).
+def agreement(forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> float:
+    """Share of positions whose most probable legal action under ``forward`` is ``actions``
+    (obs float32 ``[N, obs_dim]``, masks bool ``[N, 579]``, actions int64 ``[N]``)."""
+    act = greedy_student(forward)
+    hits = sum(int((act(obs[s:s + 8192], masks[s:s + 8192]) == actions[s:s + 8192]).sum())
+               for s in range(0, len(actions), 8192))
+    return hits / max(1, len(actions))
 
-    Then ``dagger_rounds`` rounds of DAgger: the cloned policy plays
-    ``dagger_decisions`` positions itself, the teacher labels them
-    (``collect_on_policy``), they join the samples, and the policy is fitted again for
-    ``dagger_epochs`` passes over all of them."""
-    if heads is None:
-        policy.set_training_mode(True)
-        heads = (list(policy.parameters()), *sb3_heads(policy))
-    params, logits_fn, value_fn = heads
+
+def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: int = 1) -> dict[str, float]:
+    """The warm start of a ``TrainConfig`` (its ``warmstart_*`` keys, ``seed`` and
+    ``reward_scale``) for the network ``forward`` whose weights are ``params`` (an SB3
+    policy: ``sb3_forward``; the RLlib backend passes its learner module's).
+
+    Collects ``warmstart_decisions`` teacher samples and fits them for
+    ``warmstart_epochs``; then ``warmstart_dagger_rounds`` rounds of DAgger: the
+    cloned policy plays ``warmstart_dagger_decisions`` positions itself, the teacher
+    labels them (``collect_on_policy``), they join the samples, and the policy is
+    fitted again for ``warmstart_dagger_epochs`` passes over all of them.
+
+    Returns ``fit``'s result plus ``collect_s``, ``fit_s`` (seconds), ``decisions``,
+    ``samples`` (all samples of the last fit) and ``dagger_K_agreement_before`` per round.
+    """
+    teacher, weights, seed = cfg.warmstart_teacher, cfg.warmstart_teacher_weights, cfg.seed
     t0 = time.perf_counter()
-    data = collect(rules, teacher, decisions, seed, reward_scale, teacher_weights)
+    data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights)
     t1 = time.perf_counter()
-    res = fit(params, logits_fn, value_fn, *data, epochs, seed=seed)
-    fit_s = time.perf_counter() - t1
-    play_s = t1 - t0
-    for r in range(dagger_rounds):
+    res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed)
+    fit_s, play_s = time.perf_counter() - t1, t1 - t0
+    for r in range(cfg.warmstart_dagger_rounds):
         t2 = time.perf_counter()
-        new = collect_on_policy(rules, teacher, dagger_decisions, seed + 1000 * (r + 1),
-                                greedy_student(logits_fn), reward_scale, teacher_weights)
+        new = collect_on_policy(rules, teacher, cfg.warmstart_dagger_decisions, seed + 1000 * (r + 1),
+                                greedy_student(forward), cfg.reward_scale, weights)
         t3 = time.perf_counter()
-        agree = _accuracy(logits_fn, *new[:3])
+        agree = agreement(forward, *new[:3])
         data = tuple(np.concatenate([a, b]) for a, b in zip(data, new))
-        res = fit(params, logits_fn, value_fn, *data, dagger_epochs, seed=seed + r + 1)
-        res[f"dagger_{r + 1}_agreement_before"] = round(agree, 4)
+        res = {**res, **fit(params, forward, *data, cfg.warmstart_dagger_epochs, seed=seed + r + 1),
+               f"dagger_{r + 1}_agreement_before": round(agree, 4)}
         play_s += t3 - t2
         fit_s += time.perf_counter() - t3
         if verbose:
             print(f"[warm start] DAgger round {r + 1}: the policy agreed with the teacher on {agree:.3f} of "
                   f"{len(new[2]):,} positions it reached itself; refitted on {len(data[2]):,}", flush=True)
-    if policy is not None and hasattr(policy, "set_training_mode"):
-        policy.set_training_mode(False)
-    res.update(collect_s=round(play_s, 1), fit_s=round(fit_s, 1), decisions=decisions)
+    res.update(collect_s=round(play_s, 1), fit_s=round(fit_s, 1), decisions=cfg.warmstart_decisions,
+               samples=len(data[2]))
     if verbose:
-        print(f"[warm start] cloned {decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
+        print(f"[warm start] cloned {cfg.warmstart_decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
               f"{res['fit_s']}s to fit): accuracy {res['accuracy']:.3f}", flush=True)
     return res
-
-
-def _accuracy(logits_fn: Callable, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> float:
-    """Share of positions whose most probable legal action under ``logits_fn`` is ``actions``."""
-    with torch.no_grad():
-        hits = 0
-        for s in range(0, len(actions), 8192):
-            lg = logits_fn(torch.as_tensor(obs[s:s + 8192])).masked_fill(~torch.as_tensor(masks[s:s + 8192]), -1e9)
-            hits += int((lg.argmax(1) == torch.as_tensor(actions[s:s + 8192])).sum())
-    return hits / max(1, len(actions))
