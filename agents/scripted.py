@@ -343,7 +343,8 @@ class HeuristicAgent(_Scripted):
         ``TUNABLE``, e.g. ``W_OUT=24``); the baseline ``heuristic`` uses none.
 
         Raises:
-            ValueError: an unknown weight name or a value that is not a number >= 0.
+            ValueError: an unknown weight name, a value that is not a number >= 0, or a
+                fraction for ``LATE_STOCK`` (a card count).
         """
         super().__init__(seed)
         for k, v in weights.items():
@@ -351,7 +352,10 @@ class HeuristicAgent(_Scripted):
                 raise ValueError(f"unknown heuristic weight {k!r}; weights: {', '.join(self.TUNABLE)}")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
                 raise ValueError(f"heuristic weight {k} must be a number >= 0, got {v!r}")
-            setattr(self, k, type(getattr(type(self), k))(v))
+            kind = type(getattr(type(self), k))
+            if kind is int and v != int(v):
+                raise ValueError(f"heuristic weight {k} counts cards: a whole number, got {v!r}")
+            setattr(self, k, kind(v))
 
     def _take_upcard(self, v: PlayerView) -> bool:
         u = v.upcard

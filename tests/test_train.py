@@ -211,6 +211,9 @@ def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
         HeuristicAgent(W_BOGUS=1.0)
     with pytest.raises(ValueError, match="must be a number >= 0"):
         HeuristicAgent(W_OUT=-1)
+    with pytest.raises(ValueError, match="LATE_STOCK counts cards"):
+        HeuristicAgent(LATE_STOCK=10.5)
+    assert HeuristicAgent(LATE_STOCK=12.0).LATE_STOCK == 12
     with pytest.raises(ValueError, match="unknown heuristic weight"):
         TrainConfig.from_dict({"warmstart_teacher_weights": {"W_BOGUS": 1.0}})
     rules = Rules.preset("classic")
