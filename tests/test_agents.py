@@ -210,6 +210,36 @@ def test_heuristic_goes_out_when_it_can():
     assert st.result["points"] == [146, 0]
 
 
+def test_holding_heuristic_keeps_melds_in_hand_until_it_can_go_out():
+    # The same hand as above with the opponent down to 2 cards: the baseline melds,
+    # HOLD_MELDS=1 keeps both melds (and the KH lay-off) in hand because it cannot go
+    # out this turn (6D and 3S would stay unplaced). With the opponent at 2 cards points
+    # weigh double (LATE_WEIGHT): 6D scores 2*4 - 2*6 + 1 = -3, 3S 2*2 - 2*3 + 1 = -1,
+    # so it throws the 6D.
+    hand = ["2C", "3C", "4C", "5C", "9D", "9S", "9H", "9C", "KH", "6D", "3S"]
+    pos = position([hand, ["AH", "AS"]], melds=[["KC", "KD", "KS"], ["4H", "5H", "6H", "7H", "8H"]],
+                   has_melded=[False, True])
+    _, obs, mask = observe(pos)
+    assert text(HeuristicAgent(0).act(obs, mask)).startswith("meld")
+    assert text(HeuristicAgent(0, HOLD_MELDS=1).act(obs, mask)) == "discard 6D"
+    # with only 3S unplaced it goes out: melds, lays off KH on the kings, throws 3S
+    hand = ["2C", "3C", "4C", "5C", "6C", "9D", "9S", "9H", "9C", "KH", "3S"]
+    st, obs, mask = observe(position([hand, ["AH", "AS"]],
+                                     melds=[["KC", "KD", "KS"], ["4H", "5H", "6H", "7H", "8H"]],
+                                     has_melded=[False, True]))
+    h, enc, played = HeuristicAgent(0, HOLD_MELDS=1), Encoder(2), []
+    while not st.hand_over:
+        m = np.zeros(NUM_ACTIONS, np.int8)
+        m[engine.legal_actions(st)] = 1
+        a = h.act(enc.encode(st, 0), m)
+        played.append(text(a))
+        engine.apply(st, a)
+    assert played == ["meld 2C 3C 4C 5C 6C", "meld 9C 9D 9H 9S", "layoff KH set", "discard 3S"]
+    assert st.result["winner"] == 0
+    with pytest.raises(ValueError, match="HOLD_MELDS"):
+        HeuristicAgent(HOLD_MELDS=2)
+
+
 # ----------------------------------------------------------------- observation only
 
 def _resample_hidden(state_json, seat, rng):

@@ -16,8 +16,12 @@ OFF = offsets(2)
 NAMES = ["same", "m2", "m1", "p1", "p2", "in_set", "in_run"]
 
 
-def _obs(hand: list[str], upcard: str | None, aces: str, table: list[str] = ()) -> np.ndarray:
+def _obs(hand: list[str], upcard: str | None, aces: str, table: list[str] = (),
+         accept: list[str] = (), layoffs: bool = True) -> np.ndarray:
     o = np.zeros(obs_size(2), dtype=np.float32)
+    for c in accept:  # cards a meld on the table takes (the set plane; the run planes count the same)
+        o[OFF["layoff_set"].start + parse_card(c)] = 1
+    o[OFF["rule_layoffs"].start] = float(layoffs)
     for c in hand:
         o[parse_card(c)] = 1
     if upcard:
@@ -32,12 +36,14 @@ def _features(o: np.ndarray) -> dict[str, np.ndarray]:
     out = CardMeldFeatures(o.size)(torch.as_tensor(o[None]))[0].numpy()
     assert out.shape == (o.size + EXTRA,)
     np.testing.assert_array_equal(out[:o.size], o)  # the observation comes first, unchanged
-    planes = out[o.size:].reshape(21, 52)
+    planes = out[o.size:o.size + 23 * 52].reshape(23, 52)
     d = {n: planes[i] for i, n in enumerate(NAMES)}
     d.update({"up_" + n: planes[7 + i] for i, n in enumerate(NAMES)})
     d["hand_up"] = planes[14]
     for i, n in enumerate(["unseen_rank", "unseen_m2", "unseen_m1", "unseen_p1", "unseen_p2", "unseen"]):
         d[n] = planes[15 + i]
+    d["loose"], d["up_loose"] = planes[21], planes[22]
+    d["loose_count"], d["up_loose_count"] = out[o.size + 23 * 52:].reshape(2, 6)
     return d
 
 
@@ -62,6 +68,28 @@ def test_sets_and_runs(aces, runs, runs_up):
     assert _cards(f["in_run"]) == runs
     assert _cards(f["up_in_run"]) == runs_up
     assert _cards(f["hand_up"]) == set(HAND) | {"4C"}
+
+
+@pytest.mark.parametrize("aces,accept,layoffs,loose,up_loose", [
+    # sets 5D 5H 5S, run AC 2C 3C (AC-4C with the upcard): QS KS AH 2H KH are loose
+    ("low", [], True, {"QS", "KS", "AH", "2H", "KH"}, {"QS", "KS", "AH", "2H", "KH"}),
+    # the table takes QS and KH: they can be laid off, so they are not loose
+    ("low", ["QS", "KH"], True, {"KS", "AH", "2H"}, {"KS", "AH", "2H"}),
+    # ... unless the rules allow no lay-offs
+    ("low", ["QS", "KH"], False, {"QS", "KS", "AH", "2H", "KH"}, {"QS", "KS", "AH", "2H", "KH"}),
+    # aces high: A-2-3 of clubs is no run, 2C-3C-4C is one with the upcard
+    ("high", ["QS", "KH"], True, {"AC", "2C", "3C", "KS", "AH", "2H"}, {"AC", "KS", "AH", "2H"}),
+])
+def test_loose_cards_and_their_count(aces, accept, layoffs, loose, up_loose):
+    f = _features(_obs(HAND, "4C", aces, accept=accept, layoffs=layoffs))
+    assert _cards(f["loose"]) == loose
+    assert _cards(f["up_loose"]) == up_loose
+    onehot = [0.0] * 6
+    onehot[min(len(loose), 5)] = 1.0
+    assert f["loose_count"].tolist() == onehot
+    onehot = [0.0] * 6
+    onehot[min(len(up_loose), 5)] = 1.0
+    assert f["up_loose_count"].tolist() == onehot
 
 
 def test_same_rank_counts_other_cards_of_the_rank():

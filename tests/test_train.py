@@ -214,6 +214,9 @@ def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
     with pytest.raises(ValueError, match="LATE_STOCK counts cards"):
         HeuristicAgent(LATE_STOCK=10.5)
     assert HeuristicAgent(LATE_STOCK=12.0).LATE_STOCK == 12
+    assert HeuristicAgent(HOLD_MELDS=1.0).HOLD_MELDS == 1
+    with pytest.raises(ValueError, match="HOLD_MELDS is 0"):
+        TrainConfig.from_dict({"warmstart_teacher_weights": {"HOLD_MELDS": 3}})
     with pytest.raises(ValueError, match="unknown heuristic weight"):
         TrainConfig.from_dict({"warmstart_teacher_weights": {"W_BOGUS": 1.0}})
     rules = Rules.preset("classic")
@@ -224,6 +227,31 @@ def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
     # the same seeded deals, but the tuned teacher discards differently somewhere
     k = min(len(base[2]), len(other[2]))
     assert (base[2][:k] != other[2][:k]).any()
+
+
+def test_warm_start_behaviour_moves_while_the_teacher_labels():
+    from agents.scripted import HeuristicAgent
+    from train.warmstart import collect
+
+    rules = Rules.preset("classic")
+    # greedy moves in every seat: the positions are greedy's own games (same seeded deals) ...
+    mixed = collect(rules, "heuristic", 1500, seed=5, behaviour={"greedy": 1.0})
+    greedy_games = collect(rules, "greedy", 1500, seed=5)
+    np.testing.assert_array_equal(mixed[0], greedy_games[0])
+    np.testing.assert_array_equal(mixed[3], greedy_games[3])  # and their results
+    # ... but every label is the heuristic's move there
+    teacher = HeuristicAgent(seed=0)
+    labels = np.array([teacher.act(o, m.astype(np.int8)) for o, m in zip(mixed[0], mixed[1])])
+    assert (labels == mixed[2]).mean() > 0.99 and (mixed[2] != greedy_games[2]).any()
+    # the teacher alone: {"teacher": 1} and no table at all are the same games
+    alone = collect(rules, "heuristic", 1500, seed=5, behaviour={"teacher": 1.0, "greedy": 0.0})
+    np.testing.assert_array_equal(alone[0], collect(rules, "heuristic", 1500, seed=5)[0])
+    for bad, msg in (({"bogus": 1.0}, "unknown warm-start behaviour 'bogus'"),
+                     ({"greedy": -1.0}, "must be a number >= 0"), ({"greedy": 0.0}, "all zero")):
+        with pytest.raises(ValueError, match=msg):
+            collect(rules, "heuristic", 100, seed=5, behaviour=bad)
+        with pytest.raises(ValueError, match=msg):
+            TrainConfig.from_dict({"warmstart_behaviour": bad})
 
 
 def test_dagger_labels_the_students_own_positions_with_the_teachers_moves():

@@ -26,10 +26,19 @@ discard pile or known to be held by an opponent): ``unseen_rank`` (unseen cards 
 ``c``'s rank), ``unseen_m2..p2`` (4 planes) and ``unseen`` itself. Aces join runs
 at the low end, the high end or both, read from the ``rule_aces`` one-hot.
 
+Then, for each ``X``, the cards that are nowhere placed yet (``loose``: in ``X``, in
+no set and no run of ``X`` as above, and not accepted by a meld on the table when
+the rules allow lay-offs) and how many there are, one-hot 0, 1, 2, 3, 4, 5+
+(``loose_count``). A hand can go out when at most one card is loose (RULES.md §3, §5),
+a decision a network otherwise has to count its way to; overlapping melds make
+the count a lower bound of the true deadwood card count.
+
 Output order: the observation, the 7 planes of the hand, the 7 of the hand plus the
-upcard, the hand-plus-upcard plane itself, the 6 unseen planes (21 planes of 52).
-Shapes: input float32 ``[B, obs_size(n)]``; output float32 ``[B, obs_size(n) + 52 * 21]``
-(``EXTRA = 1092`` features after the observation).
+upcard, the hand-plus-upcard plane itself, the 6 unseen planes (21 planes of 52),
+the loose planes of the hand and of the hand plus upcard (2 x 52), their loose
+counts (2 x 6).
+Shapes: input float32 ``[B, obs_size(n)]``; output float32 ``[B, obs_size(n) + EXTRA]``
+(``EXTRA = 52 * 23 + 12 = 1208`` features after the observation).
 """
 from __future__ import annotations
 
@@ -42,7 +51,8 @@ from rummy_env.observation import num_card_planes, obs_size, offsets
 
 PER_HAND = 7   # same_rank, 4 run neighbours, in_set, in_run
 UNSEEN = 6     # unseen_rank, 4 run neighbours, unseen
-EXTRA = 52 * (2 * PER_HAND + UNSEEN + 1)  # + 1: the hand plus upcard itself
+LOOSE_COUNTS = 6  # one-hot 0, 1, 2, 3, 4, 5+
+EXTRA = 52 * (2 * PER_HAND + UNSEEN + 1 + 2) + 2 * LOOSE_COUNTS  # + 1: the hand plus upcard
 _ACES = ("low", "high", "either")
 
 
@@ -100,12 +110,15 @@ class CardMeldFeatures(nn.Module):
         self.planes = num_card_planes(n)
         self.aces = off["rule_aces"].start  # low, high, either
         self.seen = [0, 1, 2, 4] + [off[f"opp{k}_known"].start // 52 for k in range(1, n)]
+        self.accept = [off[k].start // 52 for k in ("layoff_set", "layoff_low", "layoff_high")]
+        self.layoffs = off["rule_layoffs"].start
         # [aces * 52, 5 * 52]: (aces one-hot (x) plane) @ maps = the plane's linear features
         # under the row's aces option, in one matrix product
         self.register_buffer("maps", linear_maps().reshape(3 * 52, 5 * 52).contiguous(), persistent=False)
         not_ace = torch.ones(52)
         not_ace[::13] = 0.0
         self.register_buffer("not_ace", not_ace, persistent=False)
+        self.register_buffer("count_values", torch.arange(LOOSE_COUNTS - 1, dtype=torch.float32), persistent=False)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         obs = obs.float()
@@ -123,7 +136,13 @@ class CardMeldFeatures(nn.Module):
         in_run = xh * ((m2 * m1 + p1 * p2 + m1 * p1 * self.not_ace)[:, :2] > 0).float()
         hand_feats = torch.cat([lin[:, :2], in_set[:, :, None], in_run[:, :, None]], dim=2).reshape(b, -1)
         unseen_feats = torch.cat([lin[:, 2], unseen[:, None]], dim=1).reshape(b, -1)
-        return torch.cat([obs, hand_feats, hand_up, unseen_feats], dim=1)
+        accept = planes[:, self.accept].sum(dim=1).clamp(max=1.0) * obs[:, self.layoffs:self.layoffs + 1]
+        loose = xh * (1.0 - torch.maximum(in_set, in_run)) * (1.0 - accept[:, None])   # [B, 2, 52]
+        n_loose = loose.sum(dim=2, keepdim=True)                                        # [B, 2, 1]
+        counts = torch.cat([(n_loose == self.count_values).float(),
+                            (n_loose >= LOOSE_COUNTS - 1).float()], dim=2)             # [B, 2, 6]
+        return torch.cat([obs, hand_feats, hand_up, unseen_feats, loose.reshape(b, -1),
+                          counts.reshape(b, -1)], dim=1)
 
 
 class CardFeatures(BaseFeaturesExtractor):
@@ -133,8 +152,8 @@ class CardFeatures(BaseFeaturesExtractor):
 
     Pass ``policy_kwargs=dict(features_extractor_class=CardFeatures,
     features_extractor_kwargs=dict(cards=True, trunk=256))`` to ``MaskablePPO``.
-    ``features_dim`` is ``trunk`` if set, else ``obs_dim + EXTRA`` with cards (548 + 1092
-    = 1640 for 2 players), else ``obs_dim``.
+    ``features_dim`` is ``trunk`` if set, else ``obs_dim + EXTRA`` with cards (548 + 1208
+    = 1756 for 2 players), else ``obs_dim``.
 
     Raises:
         ValueError: the observation space is not a flat Box of a 2-6 player table, or

@@ -100,29 +100,44 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
 
 
 def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01,
-            teacher_weights: dict[str, float] | None = None
+            teacher_weights: dict[str, float] | None = None,
+            behaviour: dict[str, float] | None = None,
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Play seeded hands with ``teacher`` (an ``agents.make_agent`` name) in every seat;
-    ``teacher_weights`` override the ``heuristic`` teacher's discard weights
-    (``agents.scripted.HeuristicAgent.TUNABLE``; other teachers have none).
+    """Play seeded hands and label every position with ``teacher``'s action (an
+    ``agents.make_agent`` name); ``teacher_weights`` override the ``heuristic``
+    teacher's options (``agents.scripted.HeuristicAgent.TUNABLE``; other teachers
+    have none).
+
+    ``behaviour`` says who moves: per hand, each seat's moves come from an agent
+    drawn with these weights (``"teacher"`` or a scripted baseline name), while the
+    label stays the teacher's. ``None`` or ``{}``: the teacher plays every seat. Mixing
+    in other players shows the student the positions the teacher alone never reaches
+    (opponents' melds on the table, a hand that melded early), which it meets in play.
 
     Returns:
         ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, 579]``, ``actions`` int64 ``[N]``
-        and ``returns`` float32 ``[N]`` (the deciding seat's hand payoff times
-        ``reward_scale``), ``N <= decisions`` (a hand cut short by the budget is dropped).
+        (the teacher's) and ``returns`` float32 ``[N]`` (the deciding seat's hand payoff
+        times ``reward_scale``), ``N <= decisions`` (a hand cut short by the budget is
+        dropped).
+
+    Raises:
+        ValueError: an unknown agent name or a negative or all-zero ``behaviour`` weight.
     """
     n = rules.num_players
     enc = Encoder(n)
     agents = teachers(teacher, n, seed, teacher_weights)
+    names, probs, movers = _behaviour(behaviour, n, seed)
     obs = np.empty((decisions, enc.size), dtype=np.float32)
     masks = np.zeros((decisions, NUM_ACTIONS), dtype=bool)
     actions = np.empty(decisions, dtype=np.int64)
     returns = np.zeros(decisions, dtype=np.float32)
     seats = np.empty(decisions, dtype=np.int64)
     rng = np.random.default_rng(seed)
+    pick = np.random.default_rng([seed, 1])  # its own stream: the deals do not depend on the mix
     i = done = 0
     while i < decisions:
         st = engine.new_game(rules, seed=int(rng.integers(2**62)))
+        who = pick.choice(len(names), size=n, p=probs) if movers else None
         while not st.hand_over and i < decisions:
             seat = st.current
             o = enc.encode(st, seat)
@@ -130,6 +145,8 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
             m[engine.legal_actions(st)] = 1
             a = agents[seat].act(o, m)
             obs[i], masks[i], actions[i], seats[i] = o, m.astype(bool), a, seat
+            if who is not None and names[who[seat]] != "teacher":
+                a = movers[names[who[seat]]][seat].act(o, m)
             engine.apply(st, a)
             i += 1
         if st.hand_over:
@@ -137,6 +154,40 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
             returns[done:i] = pay[seats[done:i]]
             done = i
     return obs[:done], masks[:done], actions[:done], returns[:done]
+
+
+BEHAVIOURS = ("teacher", "random", "greedy", "heuristic")
+
+
+def check_behaviour(behaviour: dict[str, float] | None) -> None:
+    """Check a ``behaviour`` table (see ``collect``).
+
+    Raises:
+        ValueError: a name outside ``BEHAVIOURS``, a weight that is not a number >= 0,
+            or all weights zero.
+    """
+    if not behaviour:
+        return
+    for k, w in behaviour.items():
+        if k not in BEHAVIOURS:
+            raise ValueError(f"unknown warm-start behaviour {k!r}; allowed: {', '.join(BEHAVIOURS)}")
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0:
+            raise ValueError(f"warm-start behaviour weight {k} must be a number >= 0, got {w!r}")
+    if sum(behaviour.values()) <= 0:
+        raise ValueError(f"warm-start behaviour weights are all zero: {behaviour!r}")
+
+
+def _behaviour(behaviour: dict[str, float] | None, n: int, seed: int):
+    """(names, probabilities, {name: one agent per seat}) of a behaviour table; no movers
+    when the teacher plays every seat."""
+    from agents import make_agent
+    check_behaviour(behaviour)
+    if not behaviour or set(k for k, w in behaviour.items() if w > 0) == {"teacher"}:
+        return [], None, {}
+    names = sorted(behaviour)
+    w = np.asarray([float(behaviour[k]) for k in names])
+    movers = {k: [make_agent(k, seed=seed + 100 + q) for q in range(n)] for k in names if k != "teacher"}
+    return names, w / w.sum(), movers
 
 
 Forward = Callable[[torch.Tensor], "tuple[torch.Tensor, torch.Tensor]"]
@@ -234,7 +285,8 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     """
     teacher, weights, seed = cfg.warmstart_teacher, cfg.warmstart_teacher_weights, cfg.seed
     t0 = time.perf_counter()
-    data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights)
+    data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
+                   cfg.warmstart_behaviour)
     t1 = time.perf_counter()
     res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed)
     fit_s, play_s = time.perf_counter() - t1, t1 - t0
