@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing as mp
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -262,6 +263,15 @@ def _run_chunk(job: tuple) -> list[dict[str, Any]]:
     return out
 
 
+def _init_worker() -> None:
+    """Pool initializer: one torch thread per worker process. The workers already
+    split the cores, and a forked child must not enter the OpenMP thread pool its
+    parent started (it would wait forever for threads that were not forked)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _chunks(deals: int, workers: int) -> list[tuple[int, int]]:
     size = max(1, min(50, math.ceil(deals / (max(1, workers) * 8))))
     return [(i, min(deals, i + size)) for i in range(0, deals, size)]
@@ -292,7 +302,7 @@ def play_games(specs: Sequence[AgentSpec], tables: Sequence[tuple[int, ...]], ru
         return records
     methods = mp.get_all_start_methods()
     ctx = mp.get_context("fork" if "fork" in methods else None)
-    with ctx.Pool(workers) as pool:
+    with ctx.Pool(workers, initializer=_init_worker) as pool:
         for job, recs in zip(jobs, pool.imap(_run_chunk, jobs)):
             records.extend(recs)
             if progress:

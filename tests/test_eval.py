@@ -168,3 +168,40 @@ def test_cli_tables_and_matches(capsys):
         eval_cli.main(_args(agents=["greedy", "random"], rules="practice", deals=1, matches=True, quiet=True))
     with pytest.raises(ValueError, match="unknown agent"):
         eval_cli.main(_args(agents=["greedy", "bogus"], deals=1, quiet=True))
+
+
+def test_worker_processes_play_a_torch_policy_after_the_parent_used_torch_threads(tmp_path):
+    # A forked worker must not wait on the parent's OpenMP threads: the parent runs a
+    # multi-threaded op first, then two workers load and play a card-feature policy
+    # (building its features fills tensors big enough to go parallel). Same records
+    # as one process; SIGALRM turns a hang into a failure.
+    import signal
+
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from rummy_env import SingleAgentEnv
+    from train.features import CardFeatures
+
+    torch.set_num_threads(2)
+    (torch.rand(512, 512) @ torch.rand(512, 512)).sum().item()
+    env = SingleAgentEnv(rules="classic", seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu",
+                        policy_kwargs=dict(features_extractor_class=CardFeatures,
+                                           features_extractor_kwargs=dict(cards=True, trunk=16), net_arch=[16]))
+    path = tmp_path / "p.zip"
+    model.save(path)
+
+    def hang(signum, frame):  # noqa: ARG001
+        raise TimeoutError("workers hung")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(120)
+    try:
+        two = evaluate(f"ppo:{path}", "greedy", Rules.preset("classic"), deals=4, seed=1, workers=2)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    one = evaluate(f"ppo:{path}", "greedy", Rules.preset("classic"), deals=4, seed=1, workers=1)
+    assert two["games"] == 8 and two["win_rate"] == one["win_rate"] and two["mean_points"] == one["mean_points"]

@@ -203,6 +203,31 @@ def non_loopback_connects(strace_text: str) -> list[str]:
     return bad
 
 
+@pytest.mark.parametrize("reward", ["points", "win"])
+def test_rllib_env_pays_points_or_the_sign_of_them(reward):
+    m = pytest.importorskip("train.rllib_modules")
+    env = m.RummyMultiAgentEnv({"rules": "classic", "reward_scale": 1.0, "reward": reward})
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=3)
+    total = {}
+    for _ in range(5000):
+        (agent, o), = obs.items()
+        legal = np.flatnonzero(o["action_mask"])
+        obs, rew, term, trunc, _ = env.step({agent: int(rng.choice(legal))})
+        for k, v in rew.items():
+            total[k] = total.get(k, 0.0) + v
+        if term.get("__all__") or trunc.get("__all__"):
+            break
+    assert term.get("__all__") or trunc.get("__all__")
+    vals = sorted(total.values())
+    if reward == "win":
+        assert vals in ([-1.0, 1.0], [0.0, 0.0])  # one seat went out, or a void hand
+    else:
+        assert vals[0] == -vals[1]  # zero-sum points
+    with pytest.raises(ValueError, match="reward must be points or win"):
+        m.RummyMultiAgentEnv({"reward": "score"})
+
+
 def test_loopback_checker_flags_outside_addresses():
     lines = [
         '12 connect(5, {sa_family=AF_INET, sin_port=htons(6379), sin_addr=inet_addr("127.0.0.1")}, 16) = 0',

@@ -106,10 +106,11 @@ def _going_out_position() -> dict:
             "current_player": 0, "phase": "play", "has_melded": [True, True]}
 
 
-def test_learner_reward_is_its_own_seat():
+@pytest.mark.parametrize("reward,expected", [("points", 0.24), ("win", 1.0)])
+def test_learner_reward_is_its_own_seat(reward, expected):
     pos = _going_out_position()
     pool = OpponentPool({"random": 1.0}, 1, 0.5, {"random": RandomLegalAgent(0)})
-    venv = SelfPlayVecEnv(Rules.preset("classic"), pool, n_envs=1, seed=0, reward_scale=0.01)
+    venv = SelfPlayVecEnv(Rules.preset("classic"), pool, n_envs=1, seed=0, reward_scale=0.01, reward=reward)
     venv.reset()
     g = venv.games[0]
     g.seat = 0
@@ -119,8 +120,30 @@ def test_learner_reward_is_its_own_seat():
     assert done[0]
     # seat 0 went out (not rummy: it had melded before): collects seat 1's 24 points
     assert infos[0]["points"] == 24
-    assert rew[0] == pytest.approx(0.24)
+    assert rew[0] == pytest.approx(expected)
     assert infos[0]["win"] == 1.0
+
+
+def test_hand_rewards_points_and_win():
+    from types import SimpleNamespace
+
+    from train.rewards import hand_rewards
+
+    st = engine.from_json(_going_out_position())
+    engine.apply(st, engine.action_id(st, "meld 4H 5H 6H"))
+    engine.apply(st, engine.action_id(st, "discard KS"))
+    # seat 0 went out and collects seat 1's deadwood: 9 + 4 + 1 + 10 = 24 points
+    np.testing.assert_allclose(hand_rewards(st, "points", 0.01), [0.24, -0.24])
+    np.testing.assert_allclose(hand_rewards(st, "points", 1.0), [24, -24])
+    np.testing.assert_array_equal(hand_rewards(st, "win"), [1, -1])
+    three = SimpleNamespace(payoffs=[-5, 12, -7], result={"winner": 1})
+    np.testing.assert_array_equal(hand_rewards(three, "win"), [-1, 1, -1])
+    void = SimpleNamespace(payoffs=[0, 0], result={"winner": None})
+    np.testing.assert_array_equal(hand_rewards(void, "win"), [0, 0])
+    with pytest.raises(ValueError, match="reward must be one of points, win"):
+        hand_rewards(st, "score")
+    with pytest.raises(ValueError, match="reward must be points or win"):
+        TrainConfig.from_dict({"reward": "score"})
 
 
 def test_opponent_pool_sampling():

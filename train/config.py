@@ -30,6 +30,12 @@ class TrainConfig:
     """Players at the table (None: the preset's smallest count)."""
     reward_scale: float = 0.01
     """Hand points are multiplied by this to give the reward (a 50-point hand = 0.5)."""
+    reward: str = "win"
+    """The learner's reward at the end of each hand (train/rewards.py ``hand_rewards``):
+    "win" (+1 went out, -1 another seat did, 0 void hand), what the evaluations count,
+    or "points" (its payoff in points times reward_scale; the environment's own
+    reward). From the same warm start, "win" took PPO from 58% to 62% of hands
+    against greedy where "points" fell to 50% (README)."""
 
     # --- run length and seeding
     timesteps: int = 1_000_000
@@ -163,6 +169,8 @@ class TrainConfig:
         for name in ("gamma", "gae_lambda", "lr_final_frac", "latest_prob"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        if self.reward not in ("points", "win"):
+            raise ValueError(f"reward must be points or win, got {self.reward!r}")
         kinds = ("snapshot", "random", "greedy", "heuristic")
         for k, w in self.opponent_weights.items():
             if k not in kinds:

@@ -141,7 +141,7 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
         PPOConfig()
         .framework("torch")
         .environment(env=m.RummyMultiAgentEnv,
-                     env_config={"rules": rules.to_json(), "reward_scale": cfg.reward_scale},
+                     env_config={"rules": rules.to_json(), "reward_scale": cfg.reward_scale, "reward": cfg.reward},
                      # RLlib's env checker steps the env with unmasked random actions
                      # (each one an illegal move that ends the hand): skip it
                      disable_env_checking=True)

@@ -45,16 +45,33 @@ def snapshot_id(i: int) -> str:
 class RummyMultiAgentEnv(PettingZooEnv):
     """``rummy_v0.env(rules=..., reward_scale=...)`` as an RLlib ``MultiAgentEnv``.
 
-    ``config``: ``{"rules": preset name or STATE-style rules object, "reward_scale": float}``.
-    Observations are the env's dict ``{"observation": float32, "action_mask": int8}``.
+    ``config``: ``{"rules": preset name or STATE-style rules object, "reward_scale": float,
+    "reward": "points" or "win"}``. With ``"win"`` each hand's reward is its sign: +1
+    for the seat that went out, -1 for the others, 0 on a void hand (the env pays
+    points only at the end of a hand, zero-sum, so the sign is who won;
+    ``train.rewards.hand_rewards``). Observations are the env's dict
+    ``{"observation": float32, "action_mask": int8}``.
+
+    Raises:
+        ValueError: an unknown ``reward``.
     """
 
     def __init__(self, config: dict | None = None) -> None:
         from rummy_env import rummy_v0
 
         config = dict(config or {})
+        self.reward = config.get("reward", "points")
+        if self.reward not in ("points", "win"):
+            raise ValueError(f"reward must be points or win, got {self.reward!r}")
         super().__init__(rummy_v0.env(rules=config.get("rules", "classic"),
                                       reward_scale=float(config.get("reward_scale", 1.0))))
+
+    def step(self, action: dict) -> tuple:
+        """PettingZooEnv's step, with each reward replaced by its sign when ``reward="win"``."""
+        obs, rew, term, trunc, info = super().step(action)
+        if self.reward == "win":
+            rew = {k: float(np.sign(v)) for k, v in rew.items()}
+        return obs, rew, term, trunc, info
 
 
 def env_creator(config: dict | None = None) -> RummyMultiAgentEnv:

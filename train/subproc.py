@@ -30,7 +30,8 @@ def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float,
     return OpponentPool(weights, max_snapshots, latest_prob, baselines)
 
 
-def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, pool_args: tuple) -> None:
+def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, pool_args: tuple,
+            reward: str = "points") -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -38,7 +39,8 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
     from .vec_env import SelfPlayVecEnv
 
     pool = make_pool(*pool_args, seed=seed)
-    venv = SelfPlayVecEnv(Rules.from_json(rules_json), pool, n_envs, seed=seed, reward_scale=reward_scale)
+    venv = SelfPlayVecEnv(Rules.from_json(rules_json), pool, n_envs, seed=seed, reward_scale=reward_scale,
+                          reward=reward)
     try:
         while True:
             cmd, data = conn.recv()
@@ -67,7 +69,8 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     bool ``[n_envs, 579]``)."""
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
-                 weights: dict[str, float], max_snapshots: int, latest_prob: float) -> None:
+                 weights: dict[str, float], max_snapshots: int, latest_prob: float,
+                 reward: str = "points") -> None:
         n = rules.num_players
         super().__init__(n_envs, gym.spaces.Box(0.0, np.inf, shape=(obs_size(n),), dtype=np.float32),
                          gym.spaces.Discrete(NUM_ACTIONS))
@@ -79,7 +82,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_worker, daemon=True,
                             args=(child, rules.to_json(), self.per, seeds[w], reward_scale,
-                                  (weights, max_snapshots, latest_prob)))
+                                  (weights, max_snapshots, latest_prob), reward))
             p.start()
             child.close()
             self.conns.append(parent)

@@ -22,6 +22,7 @@ from rummy_env.observation import Encoder, obs_size
 from rummy_env.rules import Rules
 
 from .pool import OpponentPool, SnapshotAgent
+from .rewards import REWARDS, hand_rewards
 
 
 class _Game:
@@ -63,7 +64,8 @@ class SelfPlayVecEnv(BatchedVecEnv):
     Observations: float32 ``[n_envs, obs_size(n)]``; actions: ``Discrete(579)``;
     ``action_masks()``: bool ``[n_envs, 579]``. At the end of a hand the game is
     re-dealt at once and ``infos[i]`` holds ``terminal_observation``, ``episode``
-    (``r`` return, ``l`` learner decisions), ``win`` (1 when the learner's payoff is
+    (``r`` return, ``l`` learner decisions; the reward is ``train.rewards.hand_rewards`` for the
+    learner's seat), ``win`` (1 when the learner's payoff is
     positive), ``points`` (the payoff in points) and ``opponent`` (the kinds).
 
     Raises:
@@ -72,10 +74,13 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
 
     def __init__(self, rules: Rules, pool: OpponentPool, n_envs: int, seed: int = 0,
-                 reward_scale: float = 0.01) -> None:
+                 reward_scale: float = 0.01, reward: str = "points") -> None:
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
         self.rules = rules
         self.pool = pool
         self.reward_scale = reward_scale
+        self.reward = reward
         self.n = rules.num_players
         self.encoder = Encoder(self.n)
         obs_space = gym.spaces.Box(0.0, np.inf, shape=(obs_size(self.n),), dtype=np.float32)
@@ -175,7 +180,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
             st = g.state
             if st.hand_over:
                 pts = st.payoffs[g.seat]
-                r = pts * self.reward_scale
+                r = float(hand_rewards(st, self.reward, self.reward_scale)[g.seat])
                 rewards[i] = r
                 dones[i] = True
                 infos[i] = {

@@ -6,7 +6,7 @@ starting point for self-play (which, so far, holds that level rather than improv
 it: README). The teacher plays every seat of seeded hands; each of its decisions
 (observation, mask, action) is a sample; the policy is fitted by masked cross-entropy
 (``-log pi(a | obs, mask)``) with Adam. The value network is fitted at the same time to
-each decision's final hand payoff (times ``reward_scale``), so PPO's first advantages
+each decision's reward for its hand (``train.rewards.hand_rewards``), so PPO's first advantages
 are not noise. Optional DAgger rounds (``collect_on_policy``) add the positions the
 cloned policy reaches itself, labelled by the teacher. ``fit`` works on any network
 given as a logits/values function, so the RLlib backend uses the same code.
@@ -23,6 +23,8 @@ from rummy_env import engine
 from rummy_env.actions import NUM_ACTIONS
 from rummy_env.observation import Encoder
 from rummy_env.rules import Rules
+
+from .rewards import hand_rewards
 
 
 def teachers(teacher: str, n: int, seed: int, teacher_weights: dict[str, float] | None = None) -> list[Any]:
@@ -50,7 +52,7 @@ def greedy_student(forward: Callable) -> Callable[[np.ndarray, np.ndarray], np.n
 def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                       student: Callable[[np.ndarray, np.ndarray], np.ndarray],
                       reward_scale: float = 0.01, teacher_weights: dict[str, float] | None = None,
-                      games: int = 256) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                      games: int = 256, reward: str = "points") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
     ``greedy_student(forward)``) plays every seat of ``games`` seeded hands at once,
     one batched call per step of all games (at most one game per 1,000 decisions, so
@@ -59,7 +61,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     mistakes lead to, which the teacher's games never show it (Ross et al., 2011).
 
     Returns the same arrays as ``collect`` (``actions`` are the teacher's; ``returns``
-    the deciding seat's payoff, times ``reward_scale``, in the hand the student played);
+    the deciding seat's ``hand_rewards`` in the hand the student played);
     positions of hands unfinished when the budget runs out are dropped.
     """
     n = rules.num_players
@@ -91,7 +93,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
         for g, st in enumerate(states):
             engine.apply(st, int(moves[g]))
             if st.hand_over:
-                pay = np.asarray(st.payoffs, dtype=np.float32) * reward_scale
+                pay = hand_rewards(st, reward, reward_scale)
                 for r, seat in rows[g]:
                     returns[r], keep[r] = pay[seat], True
                 rows[g] = []
@@ -101,7 +103,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
 
 def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01,
             teacher_weights: dict[str, float] | None = None,
-            behaviour: dict[str, float] | None = None,
+            behaviour: dict[str, float] | None = None, reward: str = "points",
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play seeded hands and label every position with ``teacher``'s action (an
     ``agents.make_agent`` name); ``teacher_weights`` override the ``heuristic``
@@ -116,9 +118,9 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
 
     Returns:
         ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, 579]``, ``actions`` int64 ``[N]``
-        (the teacher's) and ``returns`` float32 ``[N]`` (the deciding seat's hand payoff
-        times ``reward_scale``), ``N <= decisions`` (a hand cut short by the budget is
-        dropped).
+        (the teacher's) and ``returns`` float32 ``[N]`` (the deciding seat's reward for
+        the hand: ``train.rewards.hand_rewards`` with ``reward`` and ``reward_scale``),
+        ``N <= decisions`` (a hand cut short by the budget is dropped).
 
     Raises:
         ValueError: an unknown agent name or a negative or all-zero ``behaviour`` weight.
@@ -150,7 +152,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
             engine.apply(st, a)
             i += 1
         if st.hand_over:
-            pay = np.asarray(st.payoffs, dtype=np.float32) * reward_scale
+            pay = hand_rewards(st, reward, reward_scale)
             returns[done:i] = pay[seats[done:i]]
             done = i
     return obs[:done], masks[:done], actions[:done], returns[:done]
@@ -286,14 +288,14 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     teacher, weights, seed = cfg.warmstart_teacher, cfg.warmstart_teacher_weights, cfg.seed
     t0 = time.perf_counter()
     data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
-                   cfg.warmstart_behaviour)
+                   cfg.warmstart_behaviour, cfg.reward)
     t1 = time.perf_counter()
     res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed)
     fit_s, play_s = time.perf_counter() - t1, t1 - t0
     for r in range(cfg.warmstart_dagger_rounds):
         t2 = time.perf_counter()
         new = collect_on_policy(rules, teacher, cfg.warmstart_dagger_decisions, seed + 1000 * (r + 1),
-                                greedy_student(forward), cfg.reward_scale, weights)
+                                greedy_student(forward), cfg.reward_scale, weights, reward=cfg.reward)
         t3 = time.perf_counter()
         agree = agreement(forward, *new[:3])
         data = tuple(np.concatenate([a, b]) for a, b in zip(data, new))

@@ -1,0 +1,33 @@
+"""The learner's reward at the end of a hand, shared by self-play and the warm start."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+REWARDS = ("points", "win")
+
+
+def hand_rewards(state: Any, reward: str = "points", reward_scale: float = 0.01) -> np.ndarray:
+    """Each seat's reward for a finished hand, float32 ``[num_players]``.
+
+    ``reward="points"``: the seat's payoff in points (RULES.md §5: the winner takes the
+    others' deadwood, doubled when going rummy; zero-sum) times ``reward_scale``.
+    ``reward="win"``: +1 for the seat that went out, -1 for every other seat, 0 for all
+    on a void hand (RULES.md §6); ``reward_scale`` is not applied. The evaluations
+    count hands won, which "win" optimises directly; "points" also prices how much a
+    hand is won or lost by.
+
+    Raises:
+        ValueError: ``reward`` is not one of ``REWARDS``.
+    """
+    if reward == "points":
+        return np.asarray(state.payoffs, dtype=np.float32) * reward_scale
+    if reward == "win":
+        w = state.result["winner"]
+        out = np.zeros(len(state.payoffs), dtype=np.float32)
+        if w is not None:
+            out -= 1.0
+            out[w] = 1.0
+        return out
+    raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
