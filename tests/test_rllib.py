@@ -51,7 +51,7 @@ def small_config(out: Path, timesteps: int):
     return TrainConfig(out=str(out), rules="classic", timesteps=timesteps, n_steps=8, n_envs=64, batch_size=256,
                        n_epochs=1, net_arch=[64, 64], snapshot_every=200, max_snapshots=2, eval_every=0,
                        eval_baselines=["random"], final_eval_deals=3, checkpoint_every=10**9, seed=0,
-                       warmstart_decisions=2000, warmstart_epochs=1)
+                       warmstart_decisions=2000, warmstart_epochs=1, warmstart_dagger_rounds=0)
 
 
 class LegalOnly:

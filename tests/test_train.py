@@ -21,7 +21,7 @@ def tiny_config(out: Path, **kw) -> TrainConfig:
     base = dict(timesteps=256, out=str(out), n_envs=8, n_steps=16, batch_size=64, n_epochs=1, workers=1,
                 net_arch=[32, 32], snapshot_every=128, eval_every=0, checkpoint_every=10_000,
                 final_eval_deals=4, eval_deals=2, eval_baselines=["random"], progress=False,
-                warmstart_decisions=500, warmstart_epochs=1)
+                warmstart_decisions=500, warmstart_epochs=1, warmstart_dagger_rounds=0)
     base.update(kw)
     return TrainConfig(**base)
 

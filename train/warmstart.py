@@ -1,15 +1,15 @@
 """Warm start: behaviour cloning of a scripted teacher before self-play PPO.
 
 A fresh policy has to discover from the final score alone that melds and low deadwood
-win hands; cloning the ``heuristic`` baseline's decisions first gives PPO a sensible
-starting point for self-play (which, so far, holds that level rather than improving on
-it: README). The teacher plays every seat of seeded hands; each of its decisions
-(observation, mask, action) is a sample; the policy is fitted by masked cross-entropy
+win hands; cloning a teacher's decisions first gives PPO a sensible starting point
+for self-play. Seeded hands are played (by the teacher in every seat, or by a mix of
+the teacher and baselines: ``behaviour``) and every position is labelled with the
+teacher's move; the policy is fitted by masked cross-entropy
 (``-log pi(a | obs, mask)``) with Adam. The value network is fitted at the same time to
-each decision's reward for its hand (``train.rewards.hand_rewards``), so PPO's first advantages
-are not noise. Optional DAgger rounds (``collect_on_policy``) add the positions the
-cloned policy reaches itself, labelled by the teacher. ``fit`` works on any network
-given as a logits/values function, so the RLlib backend uses the same code.
+each decision's reward for its hand (``train.rewards.hand_rewards``), so PPO's first
+advantages are not noise. Optional DAgger rounds (``collect_on_policy``) add the
+positions the cloned policy reaches itself, labelled by the teacher. ``fit`` works on
+any network given as a logits/values function, so the RLlib backend uses the same code.
 """
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def greedy_student(forward: Callable) -> Callable[[np.ndarray, np.ndarray], np.n
 def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                       student: Callable[[np.ndarray, np.ndarray], np.ndarray],
                       reward_scale: float = 0.01, teacher_weights: dict[str, float] | None = None,
-                      games: int = 256, reward: str = "points") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                      games: int = 256, reward: str = "points",
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
     ``greedy_student(forward)``) plays every seat of ``games`` seeded hands at once,
     one batched call per step of all games (at most one game per 1,000 decisions, so
