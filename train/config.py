@@ -38,7 +38,7 @@ class TrainConfig:
     against greedy where "points" fell to 50% (README)."""
 
     # --- run length and seeding
-    timesteps: int = 1_000_000
+    timesteps: int = 800_000
     """Learner timesteps (learner decisions) to train for."""
     seed: int = 0
     """Seeds the deals, the learner's seat, the opponent sampling, torch and PPO."""
