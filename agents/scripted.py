@@ -13,6 +13,8 @@ in a hand keep low cards.
 """
 from __future__ import annotations
 
+import math
+import numbers
 import random
 
 import numpy as np
@@ -348,7 +350,7 @@ class HeuristicAgent(_Scripted):
         variant wins far more hands than the baseline (it is the training teacher).
 
         Raises:
-            ValueError: an unknown weight name, a value that is not a number >= 0, a
+            ValueError: an unknown weight name, a value that is not a finite number >= 0, a
                 fraction for ``LATE_STOCK`` (a card count), or ``HOLD_MELDS`` other
                 than 0 or 1.
         """
@@ -356,14 +358,15 @@ class HeuristicAgent(_Scripted):
         for k, v in weights.items():
             if k not in self.TUNABLE:
                 raise ValueError(f"unknown heuristic weight {k!r}; weights: {', '.join(self.TUNABLE)}")
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"heuristic weight {k} must be a number >= 0, got {v!r}")
+            if k == "HOLD_MELDS":
+                if isinstance(v, bool) or not isinstance(v, numbers.Real) or v not in (0, 1):
+                    raise ValueError(f"heuristic option HOLD_MELDS is 0 (meld early) or 1 (hold melds "
+                                     f"until going out), got {v!r}")
+            elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"heuristic weight {k} must be a finite number >= 0, got {v!r}")
             kind = type(getattr(type(self), k))
             if kind is int and v != int(v):
                 raise ValueError(f"heuristic weight {k} counts cards: a whole number, got {v!r}")
-            if k == "HOLD_MELDS" and v not in (0, 1):
-                raise ValueError(f"heuristic option HOLD_MELDS is 0 (meld early) or 1 (hold melds "
-                                 f"until going out), got {v!r}")
             setattr(self, k, kind(v))
 
     def _take_upcard(self, v: PlayerView) -> bool:

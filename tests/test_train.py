@@ -232,12 +232,18 @@ def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
     assert (HeuristicAgent.W_OUT, HeuristicAgent(seed=0).W_OUT) == (8.0, 8.0)  # the baseline is untouched
     with pytest.raises(ValueError, match="unknown heuristic weight 'W_BOGUS'"):
         HeuristicAgent(W_BOGUS=1.0)
-    with pytest.raises(ValueError, match="must be a number >= 0"):
+    with pytest.raises(ValueError, match="must be a finite number >= 0"):
         HeuristicAgent(W_OUT=-1)
     with pytest.raises(ValueError, match="LATE_STOCK counts cards"):
         HeuristicAgent(LATE_STOCK=10.5)
     assert HeuristicAgent(LATE_STOCK=12.0).LATE_STOCK == 12
     assert HeuristicAgent(HOLD_MELDS=1.0).HOLD_MELDS == 1
+    for bad in ({"W_OUT": float("nan")}, {"W_OUT": float("inf")}, {"LATE_STOCK": float("inf")}):
+        with pytest.raises(ValueError, match="must be a finite number >= 0"):
+            HeuristicAgent(**bad)
+    for bad in (2, 0.5, float("inf"), float("nan"), True):
+        with pytest.raises(ValueError, match="HOLD_MELDS is 0 .meld early. or 1"):
+            HeuristicAgent(HOLD_MELDS=bad)
     with pytest.raises(ValueError, match="HOLD_MELDS is 0"):
         TrainConfig.from_dict({"warmstart_teacher_weights": {"HOLD_MELDS": 3}})
     with pytest.raises(ValueError, match="unknown heuristic weight"):
@@ -270,7 +276,10 @@ def test_warm_start_behaviour_moves_while_the_teacher_labels():
     alone = collect(rules, "heuristic", 1500, seed=5, behaviour={"teacher": 1.0, "greedy": 0.0})
     np.testing.assert_array_equal(alone[0], collect(rules, "heuristic", 1500, seed=5)[0])
     for bad, msg in (({"bogus": 1.0}, "unknown warm-start behaviour 'bogus'"),
-                     ({"greedy": -1.0}, "must be a number >= 0"), ({"greedy": 0.0}, "all zero")):
+                     ({"greedy": -1.0}, "must be a finite number >= 0"), ({"greedy": 0.0}, "all zero"),
+                     ({"greedy": float("inf")}, "must be a finite number >= 0"),
+                     ({"greedy": 1e308, "random": 1e308}, "too large to add up"),
+                     ("greedy", "must be a table of weights")):
         with pytest.raises(ValueError, match=msg):
             collect(rules, "heuristic", 100, seed=5, behaviour=bad)
         with pytest.raises(ValueError, match=msg):

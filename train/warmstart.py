@@ -13,6 +13,7 @@ any network given as a logits/values function, so the RLlib backend uses the sam
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable
 
@@ -24,7 +25,7 @@ from rummy_env.actions import NUM_ACTIONS
 from rummy_env.observation import Encoder
 from rummy_env.rules import Rules
 
-from .rewards import hand_rewards
+from .rewards import REWARDS, hand_rewards
 
 
 def teachers(teacher: str, n: int, seed: int, teacher_weights: dict[str, float] | None = None) -> list[Any]:
@@ -65,6 +66,8 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     the deciding seat's ``hand_rewards`` in the hand the student played);
     positions of hands unfinished when the budget runs out are dropped.
     """
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
     n = rules.num_players
     enc = Encoder(n)
     agents = teachers(teacher, n, seed, teacher_weights)
@@ -124,8 +127,11 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
         ``N <= decisions`` (a hand cut short by the budget is dropped).
 
     Raises:
-        ValueError: an unknown agent name or a negative or all-zero ``behaviour`` weight.
+        ValueError: an unknown agent name or ``reward``, or a bad ``behaviour`` table
+            (``check_behaviour``).
     """
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
     n = rules.num_players
     enc = Encoder(n)
     agents = teachers(teacher, n, seed, teacher_weights)
@@ -166,18 +172,26 @@ def check_behaviour(behaviour: dict[str, float] | None) -> None:
     """Check a ``behaviour`` table (see ``collect``).
 
     Raises:
-        ValueError: a name outside ``BEHAVIOURS``, a weight that is not a number >= 0,
-            or all weights zero.
+        ValueError: not a table, a name outside ``BEHAVIOURS``, a weight that is not a
+            finite number >= 0, or all weights zero.
     """
+    if behaviour is None:
+        return
+    if not isinstance(behaviour, dict):
+        raise ValueError(f"warm-start behaviour must be a table of weights (e.g. {{'teacher': 0.5, 'greedy': 0.5}}), "
+                         f"got {behaviour!r}")
     if not behaviour:
         return
     for k, w in behaviour.items():
         if k not in BEHAVIOURS:
             raise ValueError(f"unknown warm-start behaviour {k!r}; allowed: {', '.join(BEHAVIOURS)}")
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0:
-            raise ValueError(f"warm-start behaviour weight {k} must be a number >= 0, got {w!r}")
-    if sum(behaviour.values()) <= 0:
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+            raise ValueError(f"warm-start behaviour weight {k} must be a finite number >= 0, got {w!r}")
+    total = sum(behaviour.values())
+    if total <= 0:
         raise ValueError(f"warm-start behaviour weights are all zero: {behaviour!r}")
+    if not math.isfinite(total):
+        raise ValueError(f"warm-start behaviour weights are too large to add up: {behaviour!r}")
 
 
 def _behaviour(behaviour: dict[str, float] | None, n: int, seed: int):
