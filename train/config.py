@@ -169,8 +169,10 @@ class TrainConfig:
         for name in ("gamma", "gae_lambda", "lr_final_frac", "latest_prob"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
-        if self.reward not in ("points", "win"):
-            raise ValueError(f"reward must be points or win, got {self.reward!r}")
+        from .rewards import REWARDS
+
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be {' or '.join(REWARDS)}, got {self.reward!r}")
         kinds = ("snapshot", "random", "greedy", "heuristic")
         for k, w in self.opponent_weights.items():
             if k not in kinds:
@@ -189,11 +191,9 @@ class TrainConfig:
             from agents.scripted import HeuristicAgent
 
             HeuristicAgent(**self.warmstart_teacher_weights)  # names and values checked there
-        if not isinstance(self.warmstart_behaviour, dict):
-            raise ValueError(f"warmstart_behaviour must be a table of weights, got {self.warmstart_behaviour!r}")
         from .warmstart import check_behaviour
 
-        check_behaviour(self.warmstart_behaviour)
+        check_behaviour(self.warmstart_behaviour)  # a table of known names and finite weights
         for name in ("warmstart_dagger_rounds", "warmstart_dagger_decisions"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:

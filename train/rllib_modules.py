@@ -60,9 +60,11 @@ class RummyMultiAgentEnv(PettingZooEnv):
         from rummy_env import rummy_v0
 
         config = dict(config or {})
+        from .rewards import REWARDS
+
         self.reward = config.get("reward", "points")
-        if self.reward not in ("points", "win"):
-            raise ValueError(f"reward must be points or win, got {self.reward!r}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be {' or '.join(REWARDS)}, got {self.reward!r}")
         super().__init__(rummy_v0.env(rules=config.get("rules", "classic"),
                                       reward_scale=float(config.get("reward_scale", 1.0))))
 
