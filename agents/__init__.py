@@ -6,10 +6,10 @@
 | --- | --- |
 | ``random`` | uniformly random legal action |
 | ``greedy`` | takes only usable upcards, melds and lays off all, discards high |
-| ``heuristic`` | the rule texts' strategy (``agents.scripted.HeuristicAgent``) |
+| ``heuristic`` | the rule texts' strategy (``rummy_env.agents.scripted.HeuristicAgent``) |
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
-| ``onnx:DIR`` | an exported policy (``agents.onnx_agent.OnnxAgent``) |
+| ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
 
 Every agent has ``act(observation, action_mask) -> int`` and ``seed(seed)``.
 """

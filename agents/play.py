@@ -9,7 +9,7 @@ is explained and asked again. The opponents' moves are shown as they are made.
 ``q`` quits; Ctrl-C and end of input also end the game cleanly. Works with a
 non-terminal stdin (one answer per line), so it can be scripted.
 
-The opponents are built by ``agents.make_agent`` (``pretrained``, ``ppo:PATH``,
+The opponents are built by ``rummy_env.agents.make_agent`` (``pretrained``, ``ppo:PATH``,
 ``onnx:DIR``, ``heuristic``, ``greedy``, ``random``); ``pretrained`` (the default)
 falls back to ``heuristic``, with a message, when no pretrained policy is shipped.
 Only what the person's seat may see is shown (never another hand or the stock).
@@ -34,7 +34,7 @@ def make_opponent(name: str, seed: int | None, console: Console) -> tuple[Any, s
     Raises:
         ValueError: an unknown name or a missing or corrupt policy (from ``make_agent``).
     """
-    import agents
+    from rummy_env import agents
 
     if name.strip().lower() == "pretrained":
         path = getattr(agents, "PRETRAINED_PATH", None)

@@ -5,10 +5,61 @@ and ``make_agent`` stay light.
 """
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.util
 import os
+import sys
 import zipfile
+from collections.abc import Iterator
 
 import numpy as np
+
+# Release 0.1 installed agents/, train/ and eval/ as top-level packages, so the
+# policy zips it saved pickle classes such as ``train.policy.FastMaskablePolicy``.
+_LEGACY_PACKAGES = ("agents", "train", "eval")
+
+
+@contextlib.contextmanager
+def legacy_module_names() -> Iterator[None]:
+    """While open, ``train.X`` (and ``agents.X``, ``eval.X``) resolve to ``rummy_env.train.X``.
+
+    SB3 unpickles a saved policy's classes by module path; zips saved before the
+    packages moved under ``rummy_env`` name ``train.policy`` and ``train.features``.
+    The aliases are added to ``sys.modules`` only where no such module is already
+    imported (a user's own ``train`` package is never replaced) and removed on exit.
+    """
+    added: list[str] = []
+
+    class _Alias:  # a meta-path finder that maps the old names onto the new ones
+        @staticmethod
+        def find_spec(fullname, path=None, target=None):  # noqa: ARG004
+            head = fullname.split(".", 1)[0]
+            if head not in _LEGACY_PACKAGES or fullname in sys.modules:
+                return None
+            module = importlib.import_module("rummy_env." + fullname)
+            added.append(fullname)
+            return importlib.util.spec_from_loader(fullname, _Loaded(module))
+
+    class _Loaded:
+        def __init__(self, module):
+            self.module = module
+
+        def create_module(self, spec):  # noqa: ARG002
+            return self.module
+
+        def exec_module(self, module):  # noqa: ARG002
+            return None
+
+    finder = _Alias()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name in added:
+            if sys.modules.get(name) is sys.modules.get("rummy_env." + name):
+                sys.modules.pop(name, None)
 
 
 class PPOAgent:
@@ -42,14 +93,16 @@ class PPOAgent:
         try:
             from sb3_contrib import MaskablePPO
 
-            model = MaskablePPO.load(path, device="cpu")
+            with legacy_module_names():
+                model = MaskablePPO.load(path, device="cpu")
         except Exception as e:  # noqa: BLE001 - a PPO zip fails here; try the next loader
             errors.append(f"MaskablePPO: {e}")
         if model is None:
             try:
                 from stable_baselines3 import PPO
 
-                model = PPO.load(path, device="cpu")
+                with legacy_module_names():
+                    model = PPO.load(path, device="cpu")
             except Exception as e:  # noqa: BLE001
                 errors.append(f"PPO: {e}")
         if model is None:

@@ -1,6 +1,6 @@
 """Scripted baseline agents: ``RandomAgent``, ``GreedyAgent`` and ``HeuristicAgent``.
 
-Each reads only its observation and action mask (through ``agents.view.PlayerView``),
+Each reads only its observation and action mask (through ``rummy_env.agents.view.PlayerView``),
 returns one legal action id per call, and is deterministic given ``seed(s)``. They
 are written for speed (52-bit int masks, cached meld partitions) because they run
 as training opponents millions of times.

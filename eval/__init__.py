@@ -1,5 +1,5 @@
-"""Evaluation: duplicate-deal tournaments (``eval.tournament``) and ``rummy eval`` (``eval.cli``).
+"""Evaluation: duplicate-deal tournaments (``rummy_env.eval.tournament``) and ``rummy eval`` (``rummy_env.eval.cli``).
 
-For training code: ``from eval.tournament import evaluate`` plays a policy object
+For training code: ``from rummy_env.eval.tournament import evaluate`` plays a policy object
 against a baseline and returns its win rate and mean points with 95% intervals.
 """

@@ -26,10 +26,10 @@ OpenSpiel and PettingZoo's dead steps after the end are not counted) and a *hand
 as one episode from the deal to its end; the PettingZoo loops also make the dead
 steps (``step(None)`` for each terminated agent), as ``agent_iter`` would.
 
-``rummy bench train`` calls ``train.bench.run(args)`` (written with the training
+``rummy bench train`` calls ``rummy_env.train.bench.run(args)`` (written with the training
 code); without it, it says that training benchmarks need the ``train`` extra.
 
-Run as ``rummy bench env`` or ``python -m eval.bench env``. Numbers are never
+Run as ``rummy bench env`` or ``python -m rummy_env.eval.bench env``. Numbers are never
 asserted by tests: performance is measured here only.
 """
 from __future__ import annotations
@@ -393,12 +393,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="pin this process to one CPU core (Linux) for steadier numbers")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
     p.add_argument("--plain", action="store_true", help="a plain-text table instead of rich")
-    t = sub.add_parser("train", help="training throughput (provided by train.bench; needs the train extra)",
-                       description="Training benchmarks: provided by train.bench when the train extra is installed.")
-    # train.bench imports torch only when it measures, so its flags are cheap to add
-    if _find_spec("train.bench") is not None:
+    t = sub.add_parser("train", help="training throughput (provided by rummy_env.train.bench; needs the train extra)",
+                       description="Training benchmarks: provided by rummy_env.train.bench when the train extra is installed.")
+    # rummy_env.train.bench imports torch only when it measures, so its flags are cheap to add
+    if _find_spec("rummy_env.train.bench") is not None:
         try:
-            tb = importlib.import_module("train.bench")
+            tb = importlib.import_module("rummy_env.train.bench")
         except ImportError:
             tb = None
         if tb is not None and hasattr(tb, "add_arguments"):
@@ -472,9 +472,9 @@ def run_env(args: argparse.Namespace) -> int:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """``rummy bench train``: hand over to ``train.bench.run(args)`` when it exists."""
+    """``rummy bench train``: hand over to ``rummy_env.train.bench.run(args)`` when it exists."""
     try:
-        tb = importlib.import_module("train.bench")
+        tb = importlib.import_module("rummy_env.train.bench")
     except ImportError as e:
         print(f"training benchmarks need the train extra (pip install 'rummy-env[train]') "
               f"and the train package's bench module: {e}", file=sys.stderr)
@@ -490,6 +490,6 @@ def main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    _parser = argparse.ArgumentParser(prog="python -m eval.bench", description="Speed benchmarks of rummy-env.")
+    _parser = argparse.ArgumentParser(prog="python -m rummy_env.eval.bench", description="Speed benchmarks of rummy-env.")
     add_arguments(_parser)
     sys.exit(main(_parser.parse_args()))

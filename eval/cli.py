@@ -175,7 +175,7 @@ def main(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ValueError(f"--out {args.out!r} cannot be used as an output folder: {e}") from None
 
-    from agents import make_agent
+    from rummy_env.agents import make_agent
     from rummy_env.env import make_rules
 
     if len(args.agents) < 2:

@@ -233,7 +233,7 @@ def _instantiate(specs: Sequence[AgentSpec], idx: int, seat: int) -> Any:
     key = (idx, seat)
     a = _WORKER_AGENTS.get(key)
     if a is None:
-        from agents import make_agent
+        from rummy_env.agents import make_agent
 
         a = make_agent(spec)
         _WORKER_AGENTS[key] = a
@@ -430,7 +430,7 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
     Raises:
         ValueError: bad agents, rules, deals or workers (names are checked before play).
     """
-    from agents import make_agent
+    from rummy_env.agents import make_agent
 
     r = _resolve_rules(rules, players)
     for s in agents:
@@ -468,7 +468,7 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
     r = _resolve_rules(rules, players)
     n = r.num_players
     specs = [agent_a, agent_b] if n == 2 else [agent_a] + [agent_b] * (n - 1)
-    from agents import make_agent
+    from rummy_env.agents import make_agent
 
     for s in specs:
         if isinstance(s, str):

@@ -11,12 +11,12 @@ import importlib
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "train": ("train.cli", "self-play MaskablePPO training (the main job)"),
-    "eval": ("eval.cli", "a duplicate-deal tournament between agents, with intervals and ratings"),
-    "export": ("train.export", "export a trained policy to policy.onnx + spec.json"),
-    "serve": ("agents.serve", "serve an exported policy over HTTP on 127.0.0.1"),
-    "play": ("agents.play", "play against an agent in the terminal"),
-    "bench": ("eval.bench", "speed benchmarks of the env and of training"),
+    "train": ("rummy_env.train.cli", "self-play MaskablePPO training (the main job)"),
+    "eval": ("rummy_env.eval.cli", "a duplicate-deal tournament between agents, with intervals and ratings"),
+    "export": ("rummy_env.train.export", "export a trained policy to policy.onnx + spec.json"),
+    "serve": ("rummy_env.agents.serve", "serve an exported policy over HTTP on 127.0.0.1"),
+    "play": ("rummy_env.agents.play", "play against an agent in the terminal"),
+    "bench": ("rummy_env.eval.bench", "speed benchmarks of the env and of training"),
 }
 
 

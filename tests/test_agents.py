@@ -7,13 +7,13 @@ import random
 import numpy as np
 import pytest
 
-from agents import AGENT_NAMES, GreedyAgent, HeuristicAgent, PlayerView, RandomAgent, make_agent
-from agents.scripted import best_partition, layoff_closure, partial_mask
+from rummy_env.agents import AGENT_NAMES, GreedyAgent, HeuristicAgent, PlayerView, RandomAgent, make_agent
+from rummy_env.agents.scripted import best_partition, layoff_closure, partial_mask
 from rummy_env import Rules, engine
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS, action_text
 from rummy_env.cards import CARD_TEXT, mask_of, parse_card, parse_cards
 from rummy_env.observation import Encoder, obs_size
-from eval.tournament import play_game
+from rummy_env.eval.tournament import play_game
 
 ALL = [c for c in CARD_TEXT]
 
@@ -358,7 +358,7 @@ def test_make_agent_names_and_errors(tmp_path):
 
 
 def test_make_agent_pretrained_missing(monkeypatch, tmp_path):
-    import agents
+    from rummy_env import agents
 
     monkeypatch.setattr(agents, "PRETRAINED_PATH", str(tmp_path / "policy.zip"))
     with pytest.raises(ValueError, match="pretrained.*missing"):

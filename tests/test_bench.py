@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from eval import bench
+from rummy_env.eval import bench
 from rummy_env.cli import main as rummy
 
 

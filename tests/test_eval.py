@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from eval import cli as eval_cli
-from eval.tournament import (
+from rummy_env.eval import cli as eval_cli
+from rummy_env.eval.tournament import (
     bradley_terry_elo,
     deal_seed,
     evaluate,
@@ -113,7 +113,7 @@ def test_evaluate_for_training():
     assert out["win_ci"][0] <= out["win_rate"] <= out["win_ci"][1]
     assert out["win_rate"] >= 0.8
     # a policy object works too, and 4-player tables seat it against three copies
-    from agents import GreedyAgent
+    from rummy_env.agents import GreedyAgent
 
     out4 = evaluate(GreedyAgent(0), "random", rules="turnover", players=4, deals=2, seed=0)
     assert out4["games"] == 8
@@ -182,7 +182,7 @@ def test_worker_processes_play_a_torch_policy_after_the_parent_used_torch_thread
     from sb3_contrib import MaskablePPO
 
     from rummy_env import SingleAgentEnv
-    from train.features import CardFeatures
+    from rummy_env.train.features import CardFeatures
 
     torch.set_num_threads(2)
     (torch.rand(512, 512) @ torch.rand(512, 512)).sum().item()

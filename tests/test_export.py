@@ -145,7 +145,7 @@ def test_spec_json_describes_the_graph_layout_rules_and_actions(pol):
 
 
 def test_rules_read_from_rummy_config_json(pol, tmp_path):
-    from train.export import export_policy
+    from rummy_env.train.export import export_policy
 
     run = tmp_path / "run"
     run.mkdir()
@@ -169,7 +169,7 @@ def test_rules_read_from_rummy_config_json(pol, tmp_path):
 
 
 def test_rummy_export_missing_or_corrupt_source_is_a_clear_error(tmp_path, capsys, monkeypatch):
-    import train.export as export
+    import rummy_env.train.export as export
 
     cases = []
     cases.append((str(tmp_path / "nothere.zip"), "does not exist"))
@@ -203,7 +203,7 @@ sys.modules["torch"] = None          # any `import torch` now fails
 sys.modules["stable_baselines3"] = None
 sys.modules["sb3_contrib"] = None
 import numpy as np
-from agents.onnx_agent import OnnxAgent
+from rummy_env.agents.onnx_agent import OnnxAgent
 a = OnnxAgent({str(pol["export"])!r}, seed=3)
 obs = np.load({str(tmp_path / "obs.npy")!r}); masks = np.load({str(tmp_path / "masks.npy")!r})
 acts = [a.act(o, m) for o, m in zip(obs, masks)]
@@ -235,7 +235,7 @@ print(steps)
 
 
 def test_importing_onnx_agent_and_serve_does_not_import_torch():
-    code = ("import sys, agents.onnx_agent, agents.serve; "
+    code = ("import sys, rummy_env.agents.onnx_agent, rummy_env.agents.serve; "
             "bad = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]; "
             "print(bad)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -244,7 +244,7 @@ def test_importing_onnx_agent_and_serve_does_not_import_torch():
 
 
 def test_onnx_agent_errors_name_what_is_missing_or_corrupt(pol, tmp_path):
-    from agents.onnx_agent import OnnxAgent
+    from rummy_env.agents.onnx_agent import OnnxAgent
 
     with pytest.raises(ValueError, match="does not exist"):
         OnnxAgent(str(tmp_path / "nowhere"))
@@ -279,7 +279,7 @@ def test_onnx_agent_errors_name_what_is_missing_or_corrupt(pol, tmp_path):
 
 
 def test_make_agent_loads_the_export(pol):
-    from agents import make_agent
+    from rummy_env.agents import make_agent
 
     e = rummy_v0.raw_env()
     e.reset(seed=2)

@@ -10,7 +10,7 @@ pytest.importorskip("sb3_contrib")
 
 from rummy_env.cards import parse_card  # noqa: E402
 from rummy_env.observation import obs_size, offsets  # noqa: E402
-from train.features import EXTRA, CardFeatures, CardMeldFeatures, players_for  # noqa: E402
+from rummy_env.train.features import EXTRA, CardFeatures, CardMeldFeatures, players_for  # noqa: E402
 
 OFF = offsets(2)
 NAMES = ["same", "m2", "m1", "p1", "p2", "in_set", "in_run"]
@@ -148,7 +148,7 @@ def _policies():
     from sb3_contrib import MaskablePPO
 
     from rummy_env.wrappers import SingleAgentEnv
-    from train.policy import FastMaskablePolicy
+    from rummy_env.train.policy import FastMaskablePolicy
 
     env = SingleAgentEnv(seed=0)
     pk = dict(net_arch=dict(pi=[32], vf=[32]), features_extractor_class=CardFeatures,
@@ -182,7 +182,7 @@ def test_fast_policy_matches_sb3_contrib():
 def test_fast_policy_samples_the_masked_softmax():
     """Gumbel-max draws follow softmax over the legal actions: logits (0, log 2, log 5) on
     three legal actions give probabilities 1/8, 2/8, 5/8."""
-    from train.policy import FastMaskablePolicy
+    from rummy_env.train.policy import FastMaskablePolicy
 
     fast, _ = _policies()
     n = 40_000
@@ -201,7 +201,7 @@ def test_fast_policy_samples_the_masked_softmax():
 
 
 def test_snapshot_net_matches_policy_logits():
-    from train.pool import ActorNet
+    from rummy_env.train.pool import ActorNet
 
     fast, _ = _policies()
     net = ActorNet.from_policy(fast)

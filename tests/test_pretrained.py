@@ -8,11 +8,11 @@ import pytest
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("onnxruntime")
 
-from agents import PRETRAINED_PATH, make_agent  # noqa: E402
-from eval.tournament import evaluate  # noqa: E402
+from rummy_env.agents import PRETRAINED_PATH, make_agent  # noqa: E402
+from rummy_env.eval.tournament import evaluate  # noqa: E402
 from rummy_env.observation import obs_size  # noqa: E402
 from test_export import play_observations, session, torch_logits  # noqa: E402
-from train.export import export_policy  # noqa: E402
+from rummy_env.train.export import export_policy  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ export, and play the export in the tournament; and Ray stays on loopback.
 
 Skipped when ray[rllib] is not installed. Ray reads its environment when it is imported
 and started, so nothing here imports ray at collection time: the fixture sets the
-loopback environment (``train.rllib.ray_environ``) first, and restores it afterwards.
+loopback environment (``rummy_env.train.rllib.ray_environ``) first, and restores it afterwards.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-rllib = pytest.importorskip("train.rllib", reason="ray[rllib] is not installed (the rllib extra)")
+rllib = pytest.importorskip("rummy_env.train.rllib", reason="ray[rllib] is not installed (the rllib extra)")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,7 +45,7 @@ def ray_local(tmp_path_factory):
 
 
 def small_config(out: Path, timesteps: int):
-    from train.config import TrainConfig
+    from rummy_env.train.config import TrainConfig
 
     # a 512-step batch (256 learner decisions); a snapshot after the first iteration
     return TrainConfig(out=str(out), rules="classic", timesteps=timesteps, n_steps=8, n_envs=64, batch_size=256,
@@ -75,9 +75,9 @@ class LegalOnly:
 def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
     import torch
 
-    from agents.onnx_agent import OnnxAgent
-    from train.config import TrainConfig
-    from eval.tournament import evaluate
+    from rummy_env.agents.onnx_agent import OnnxAgent
+    from rummy_env.train.config import TrainConfig
+    from rummy_env.eval.tournament import evaluate
     from rummy_env.cli import main as rummy
 
     run = tmp_path / "run"
@@ -149,7 +149,7 @@ def test_rummy_export_of_a_folder_that_is_no_rllib_checkpoint(tmp_path, capsys):
 def test_policy_mapping_follows_the_pool_semantics():
     """Per hand: one learner seat, the same table for every seat of a hand, opponent kinds
     in proportion to the weights, snapshots only once one exists, the newest favoured."""
-    m = pytest.importorskip("train.rllib_modules")
+    m = pytest.importorskip("rummy_env.train.rllib_modules")
     w = {"snapshot": 0.5, "random": 0.05, "greedy": 0.2, "heuristic": 0.25}
     rng = np.random.default_rng(0)
     kinds = {}
@@ -205,7 +205,7 @@ def non_loopback_connects(strace_text: str) -> list[str]:
 
 @pytest.mark.parametrize("reward", ["points", "win"])
 def test_rllib_env_pays_points_or_the_sign_of_them(reward):
-    m = pytest.importorskip("train.rllib_modules")
+    m = pytest.importorskip("rummy_env.train.rllib_modules")
     env = m.RummyMultiAgentEnv({"rules": "classic", "reward_scale": 1.0, "reward": reward})
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=3)
@@ -245,7 +245,7 @@ def test_loopback_checker_flags_outside_addresses():
 
 
 def test_ray_started_by_the_trainer_connects_only_to_loopback(tmp_path):
-    """A tiny Ray start through ``train.rllib.init_ray`` (the trainer's own path) under
+    """A tiny Ray start through ``rummy_env.train.rllib.init_ray`` (the trainer's own path) under
     ``strace -f -e trace=connect``: every connection of every process goes to
     127.0.0.1 / ::1 or a Unix socket."""
     strace = shutil.which("strace")
@@ -255,7 +255,7 @@ def test_ray_started_by_the_trainer_connects_only_to_loopback(tmp_path):
     script.write_text(textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from train.rllib import init_ray
+        from rummy_env.train.rllib import init_ray
         ray = init_ray(None, num_cpus=1, object_store_mb=96)
 
         @ray.remote

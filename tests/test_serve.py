@@ -19,7 +19,7 @@ from rummy_env import rummy_v0
 
 @pytest.fixture(scope="module")
 def server():
-    from agents.serve import make_server
+    from rummy_env.agents.serve import make_server
 
     pol = tiny_policy()
     srv = make_server(pol["export"], port=0, log_level="warning")

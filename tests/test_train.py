@@ -11,10 +11,10 @@ pytest.importorskip("sb3_contrib")
 
 from rummy_env import Rules, engine  # noqa: E402
 from rummy_env.wrappers import RandomLegalAgent  # noqa: E402
-from train.config import TrainConfig  # noqa: E402
-from train.pool import OpponentPool  # noqa: E402
-from train.trainer import CheckpointError, Trainer, load_checkpoint  # noqa: E402
-from train.vec_env import SelfPlayVecEnv  # noqa: E402
+from rummy_env.train.config import TrainConfig  # noqa: E402
+from rummy_env.train.pool import OpponentPool  # noqa: E402
+from rummy_env.train.trainer import CheckpointError, Trainer, load_checkpoint  # noqa: E402
+from rummy_env.train.vec_env import SelfPlayVecEnv  # noqa: E402
 
 
 def tiny_config(out: Path, **kw) -> TrainConfig:
@@ -27,7 +27,7 @@ def tiny_config(out: Path, **kw) -> TrainConfig:
 
 
 def test_end_to_end_checkpoint_loads_and_plays(tmp_path):
-    from agents import make_agent
+    from rummy_env.agents import make_agent
 
     report = Trainer(tiny_config(tmp_path / "run"), verbose=0).learn()
     run = tmp_path / "run"
@@ -127,7 +127,7 @@ def test_learner_reward_is_its_own_seat(reward, expected):
 def test_hand_rewards_points_and_win():
     from types import SimpleNamespace
 
-    from train.rewards import hand_rewards
+    from rummy_env.train.rewards import hand_rewards
 
     st = engine.from_json(_going_out_position())
     engine.apply(st, engine.action_id(st, "meld 4H 5H 6H"))
@@ -152,7 +152,7 @@ def test_opponent_pool_sampling():
     pool = OpponentPool({"snapshot": 1.0, "greedy": 1.0}, max_snapshots=2, latest_prob=1.0, baselines=base)
     # no snapshot yet: only greedy can be drawn
     assert {pool.sample(rng)[0] for _ in range(50)} == {"greedy"}
-    from train.pool import ActorNet
+    from rummy_env.train.pool import ActorNet
 
     for step in (10, 20, 30):
         pool.add_net(ActorNet(546, [8], 579), step)
@@ -185,7 +185,7 @@ def test_warm_start_collects_teacher_decisions_and_clones_them():
     from sb3_contrib import MaskablePPO
 
     from rummy_env.wrappers import SingleAgentEnv
-    from train.warmstart import clone, collect
+    from rummy_env.train.warmstart import clone, collect
 
     rules = Rules.preset("classic")
     obs, masks, actions, returns = collect(rules, "greedy", 3000, seed=0, reward_scale=0.01)
@@ -224,8 +224,8 @@ def test_worker_processes_train_and_receive_snapshots(tmp_path):
 
 
 def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
-    from agents.scripted import HeuristicAgent
-    from train.warmstart import collect
+    from rummy_env.agents.scripted import HeuristicAgent
+    from rummy_env.train.warmstart import collect
 
     tuned = HeuristicAgent(seed=0, W_OUT=24, W_WEAK=6.0)
     assert (tuned.W_OUT, tuned.W_WEAK) == (24.0, 6.0)
@@ -259,8 +259,8 @@ def test_teacher_weights_override_the_heuristic_for_the_warm_start_only():
 
 
 def test_warm_start_behaviour_moves_while_the_teacher_labels():
-    from agents.scripted import HeuristicAgent
-    from train.warmstart import collect
+    from rummy_env.agents.scripted import HeuristicAgent
+    from rummy_env.train.warmstart import collect
 
     rules = Rules.preset("classic")
     # greedy moves in every seat: the positions are greedy's own games (same seeded deals) ...
@@ -287,8 +287,8 @@ def test_warm_start_behaviour_moves_while_the_teacher_labels():
 
 
 def test_dagger_labels_the_students_own_positions_with_the_teachers_moves():
-    from agents.scripted import GreedyAgent, HeuristicAgent
-    from train.warmstart import collect_on_policy
+    from rummy_env.agents.scripted import GreedyAgent, HeuristicAgent
+    from rummy_env.train.warmstart import collect_on_policy
 
     rules = Rules.preset("classic")
     greedy, played = GreedyAgent(seed=0), {}

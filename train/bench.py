@@ -1,6 +1,6 @@
 """``rummy bench train``: training throughput and where the time goes.
 
-Runs the real trainer (``train.trainer.Trainer``, no warm start, no evaluations, no checkpoints)
+Runs the real trainer (``rummy_env.train.trainer.Trainer``, no warm start, no evaluations, no checkpoints)
 for a fixed number of learner timesteps and reports:
 
 - learner timesteps per second (wall clock, PPO updates included);
@@ -79,7 +79,7 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
 
 def run(args: argparse.Namespace) -> int:
     """Entry point called by ``rummy bench train``."""
-    from eval.bench import check_json_path
+    from rummy_env.eval.bench import check_json_path
 
     from .config import tomllib
 

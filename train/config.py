@@ -188,7 +188,7 @@ class TrainConfig:
         if not isinstance(self.warmstart_teacher_weights, dict):
             raise ValueError(f"warmstart_teacher_weights must be a table of weights, got {self.warmstart_teacher_weights!r}")
         if self.warmstart_teacher_weights:
-            from agents.scripted import HeuristicAgent
+            from rummy_env.agents.scripted import HeuristicAgent
 
             HeuristicAgent(**self.warmstart_teacher_weights)  # names and values checked there
         from .warmstart import check_behaviour

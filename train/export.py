@@ -3,7 +3,7 @@
 SOURCE is an SB3 zip (``MaskablePPO``, or ``PPO`` trained on the same spaces),
 ``pretrained`` (the policy shipped at ``agents/pretrained/policy.zip``), or an RLlib
 checkpoint folder written by ``rummy train --backend rllib`` (``checkpoints/iter_N``;
-exported by ``train.rllib.export_rllib_checkpoint``, which needs ``ray[rllib]``).
+exported by ``rummy_env.train.rllib.export_rllib_checkpoint``, which needs ``ray[rllib]``).
 
 ``policy.onnx`` (opset 18, one dynamic ``batch`` axis):
 
@@ -106,10 +106,13 @@ def load_model(path: str | os.PathLike) -> Any:
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
+    from rummy_env.agents.ppo_agent import legacy_module_names
+
     errors = []
     for cls in (MaskablePPO, PPO):
         try:
-            return cls.load(str(p), device="cpu")
+            with legacy_module_names():
+                return cls.load(str(p), device="cpu")
         except Exception as e:  # noqa: BLE001 - SB3 raises many kinds on a bad file
             errors.append(f"{cls.__name__}: {type(e).__name__}: {e}")
     raise ValueError(f"cannot load {p} as an SB3 MaskablePPO or PPO zip ({'; '.join(errors)})")
@@ -302,7 +305,7 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
 
     Args:
         model_or_path: an SB3 ``MaskablePPO``/``PPO`` model, the path of its zip, or the
-            folder of an RLlib checkpoint (``train.rllib.export_rllib_checkpoint``).
+            folder of an RLlib checkpoint (``rummy_env.train.rllib.export_rllib_checkpoint``).
         out_dir: the directory to write (created if needed; the two files are replaced).
         rules: the rules it was trained on (preset name, ``Rules`` or dict); ``None``
             reads ``rummy_config.json`` beside the zip, else assumes ``classic``.
@@ -357,7 +360,7 @@ def write_policy_dir(graph: Any, spec: dict[str, Any], obs_dim: int, out: Path) 
 
 
 def _export_rllib(path: Path, out_dir: str | os.PathLike, rules: Any) -> dict:
-    """A folder SOURCE: an RLlib checkpoint (``train.rllib.export_rllib_checkpoint``)."""
+    """A folder SOURCE: an RLlib checkpoint (``rummy_env.train.rllib.export_rllib_checkpoint``)."""
     try:
         from .rllib import export_rllib_checkpoint
     except ImportError as e:

@@ -21,7 +21,7 @@ class ActorNet(nn.Module):
 
     Built from sizes (so worker processes can rebuild it from a state dict) or from a
     policy with ``ActorNet.from_policy``; layers mirror SB3's features extractor
-    (``train.features.CardFeatures``: the card features when ``features="cards"``, then
+    (``rummy_env.train.features.CardFeatures``: the card features when ``features="cards"``, then
     a shared ``trunk`` layer when ``trunk > 0``; neither: the observation itself),
     ``mlp_extractor.policy_net`` (Linear + activation per hidden size) and ``action_net``.
 

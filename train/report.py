@@ -7,7 +7,7 @@ from typing import Any
 
 
 def write_report(run_dir: Path, report: dict[str, Any], title: str, verbose: int = 1) -> str:
-    """Write ``report`` (with ``results``: baseline -> ``eval.tournament.evaluate`` dict, and
+    """Write ``report`` (with ``results``: baseline -> ``rummy_env.eval.tournament.evaluate`` dict, and
     ``deals``) as ``report.json`` and a markdown table ``report.md`` headed ``title``;
     print the table when ``verbose``. Returns the markdown."""
     (run_dir / "report.json").write_text(json.dumps(report, indent=2, default=float))

@@ -3,7 +3,7 @@
 RLlib PPO (new API stack) on ``rummy_v0`` through RLlib's ``PettingZooEnv``. The
 trained module ``"learner"`` plays one random seat of each hand; the other seats are
 played by frozen snapshots of it and by the scripted baselines, drawn per seat per
-hand with the SB3 trainer's opponent-pool semantics (``train.rllib_modules``).
+hand with the SB3 trainer's opponent-pool semantics (``rummy_env.train.rllib_modules``).
 
 Run folder layout (as the SB3 trainer's where it applies)::
 
@@ -293,7 +293,7 @@ class RLlibTrainer:
         return self._wall0 + time.perf_counter() - self._t0
 
     def evaluate(self, deals: int, seed: int) -> dict[str, Any]:
-        from eval.tournament import evaluate
+        from rummy_env.eval.tournament import evaluate
 
         agent = self.greedy_agent()
         return {b: evaluate(agent, b, rules=self.rules, deals=deals, seed=seed) for b in self.cfg.eval_baselines}
@@ -455,7 +455,7 @@ def load_actor(ckpt: str | os.PathLike) -> Any:
 def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathLike,
                             rules: Rules | str | dict | None = None) -> dict[str, Any]:
     """Export the learner policy of an RLlib checkpoint to ``out_dir/policy.onnx`` and
-    ``out_dir/spec.json``, the format of ``train.export`` (same graph inputs/outputs,
+    ``out_dir/spec.json``, the format of ``rummy_env.train.export`` (same graph inputs/outputs,
     same spec). The rules come from the checkpoint's ``rummy_config.json`` unless given.
 
     Raises:

@@ -1,10 +1,10 @@
 """The Ray/RLlib pieces of ``rummy train --backend rllib`` (imported after the Ray
-environment is set up; see ``train.rllib``).
+environment is set up; see ``rummy_env.train.rllib``).
 
 - ``RummyMultiAgentEnv``: ``rummy_v0.env(...)`` behind RLlib's ``PettingZooEnv``.
 - ``MaskedPPOTorchRLModule``: RLlib's default PPO torch module on the ``"observation"``
   Box, with illegal logits set to ``MASK_FILL``.
-- ``ScriptedRLModule``: a scripted baseline (``agents.make_agent(name)``) as an RLModule
+- ``ScriptedRLModule``: a scripted baseline (``rummy_env.agents.make_agent(name)``) as an RLModule
   that returns actions directly (masked: the agents only play legal moves).
 - ``agent_to_module``: the policy mapping. One random seat per hand is played by the
   trained module ``"learner"``; every other seat draws an opponent as the SB3 trainer's
@@ -33,7 +33,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 LEARNER = "learner"
 BASELINES = ("random", "greedy", "heuristic")
-MASK_FILL = -1e9  # as train.export.MASK_FILL: softmax gives illegal actions probability 0
+MASK_FILL = -1e9  # as rummy_env.train.export.MASK_FILL: softmax gives illegal actions probability 0
 
 
 def snapshot_id(i: int) -> str:
@@ -49,7 +49,7 @@ class RummyMultiAgentEnv(PettingZooEnv):
     "reward": "points" or "win"}``. With ``"win"`` each hand's reward is its sign: +1
     for the seat that went out, -1 for the others, 0 on a void hand (the env pays
     points only at the end of a hand, zero-sum, so the sign is who won;
-    ``train.rewards.hand_rewards``). Observations are the env's dict
+    ``rummy_env.train.rewards.hand_rewards``). Observations are the env's dict
     ``{"observation": float32, "action_mask": int8}``.
 
     Raises:
@@ -155,11 +155,11 @@ class ActorLogits(torch.nn.Module):
 
 class ScriptedRLModule(RLModule):
     """A scripted baseline as an (untrained) RLModule: ``model_config["agent"]`` names
-    the ``agents.make_agent`` agent; each row of the batch gets
+    the ``rummy_env.agents.make_agent`` agent; each row of the batch gets
     ``agent.act(observation, action_mask)`` (a legal move)."""
 
     def setup(self) -> None:
-        from agents import make_agent
+        from rummy_env.agents import make_agent
 
         cfg = self.model_config or {}
         self.agent_name = cfg.get("agent", "random")

@@ -21,7 +21,7 @@ from .vec_env import BatchedVecEnv
 
 def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, seed: int):
     """An ``OpponentPool`` with the scripted baselines (seeded) it needs."""
-    from agents import make_agent
+    from rummy_env.agents import make_agent
 
     from .pool import OpponentPool
 

@@ -3,7 +3,7 @@
 The learner (sb3-contrib ``MaskablePPO``, separate policy and value MLPs) plays a
 random seat of each hand against opponents drawn from an ``OpponentPool`` of frozen
 snapshots of itself and the scripted baselines. Every ``eval_every`` steps it is
-evaluated on duplicate deals against each baseline (``eval.tournament``); the best
+evaluated on duplicate deals against each baseline (``rummy_env.eval.tournament``); the best
 model by mean win rate is kept as ``best_model.zip``. Checkpoints (model, opponent
 pool, trainer state, config) are written every ``checkpoint_every`` steps, at the
 end, and on Ctrl-C; ``--resume`` continues from one with the step count intact.
@@ -33,6 +33,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from rummy_env.observation import obs_size
 from rummy_env.rules import Rules
+from rummy_env.agents.ppo_agent import legacy_module_names
 
 from .config import TrainConfig
 from .report import write_report
@@ -59,8 +60,8 @@ def greedy_agent(model: MaskablePPO, name: str = "learner") -> SnapshotAgent:
 
 def evaluate_vs_baselines(agent: Any, rules: Rules, baselines: list[str], deals: int, seed: int,
                           workers: int = 1) -> dict[str, dict[str, Any]]:
-    """Duplicate-deal results of ``agent`` against each baseline (``eval.tournament.evaluate``)."""
-    from eval.tournament import evaluate
+    """Duplicate-deal results of ``agent`` against each baseline (``rummy_env.eval.tournament.evaluate``)."""
+    from rummy_env.eval.tournament import evaluate
 
     return {b: evaluate(agent, b, rules=rules, deals=deals, seed=seed, workers=workers) for b in baselines}
 
@@ -210,8 +211,9 @@ class Trainer:
         self._t0 = time.perf_counter()  # wall time counts the warm start too
         if ck:
             try:
-                self.model = SelfPlayPPO.load(ck["model_path"], env=self.venv, device="cpu", **{
-                    k: v for k, v in common.items() if k not in ("seed", "device")})
+                with legacy_module_names():
+                    self.model = SelfPlayPPO.load(ck["model_path"], env=self.venv, device="cpu", **{
+                        k: v for k, v in common.items() if k not in ("seed", "device")})
             except Exception as e:  # noqa: BLE001
                 self.venv.close()
                 raise CheckpointError(f"cannot load {ck['model_path']}: {e}") from None

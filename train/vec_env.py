@@ -64,7 +64,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
     Observations: float32 ``[n_envs, obs_size(n)]``; actions: ``Discrete(579)``;
     ``action_masks()``: bool ``[n_envs, 579]``. At the end of a hand the game is
     re-dealt at once and ``infos[i]`` holds ``terminal_observation``, ``episode``
-    (``r`` return, ``l`` learner decisions; the reward is ``train.rewards.hand_rewards`` for the
+    (``r`` return, ``l`` learner decisions; the reward is ``rummy_env.train.rewards.hand_rewards`` for the
     learner's seat), ``win`` (1 when the learner's payoff is
     positive), ``points`` (the payoff in points) and ``opponent`` (the kinds).
 

@@ -6,7 +6,7 @@ for self-play. Seeded hands are played (by the teacher in every seat, or by a mi
 the teacher and baselines: ``behaviour``) and every position is labelled with the
 teacher's move; the policy is fitted by masked cross-entropy
 (``-log pi(a | obs, mask)``) with Adam. The value network is fitted at the same time to
-each decision's reward for its hand (``train.rewards.hand_rewards``), so PPO's first
+each decision's reward for its hand (``rummy_env.train.rewards.hand_rewards``), so PPO's first
 advantages are not noise. Optional DAgger rounds (``collect_on_policy``) add the
 positions the cloned policy reaches itself, labelled by the teacher. ``fit`` works on
 any network given as a logits/values function, so the RLlib backend uses the same code.
@@ -31,10 +31,10 @@ from .rewards import REWARDS, hand_rewards
 def teachers(teacher: str, n: int, seed: int, teacher_weights: dict[str, float] | None = None) -> list[Any]:
     """One ``teacher`` agent per seat (seeded ``seed + seat``), the heuristic with
     ``teacher_weights`` applied."""
-    from agents import make_agent
+    from rummy_env.agents import make_agent
 
     if teacher_weights and teacher == "heuristic":
-        from agents.scripted import HeuristicAgent
+        from rummy_env.agents.scripted import HeuristicAgent
 
         return [HeuristicAgent(seed=seed + q, **teacher_weights) for q in range(n)]
     return [make_agent(teacher, seed=seed + q) for q in range(n)]
@@ -110,8 +110,8 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
             behaviour: dict[str, float] | None = None, reward: str = "points",
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play seeded hands and label every position with ``teacher``'s action (an
-    ``agents.make_agent`` name); ``teacher_weights`` override the ``heuristic``
-    teacher's options (``agents.scripted.HeuristicAgent.TUNABLE``; other teachers
+    ``rummy_env.agents.make_agent`` name); ``teacher_weights`` override the ``heuristic``
+    teacher's options (``rummy_env.agents.scripted.HeuristicAgent.TUNABLE``; other teachers
     have none).
 
     ``behaviour`` says who moves: per hand, each seat's moves come from an agent
@@ -123,7 +123,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     Returns:
         ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, 579]``, ``actions`` int64 ``[N]``
         (the teacher's) and ``returns`` float32 ``[N]`` (the deciding seat's reward for
-        the hand: ``train.rewards.hand_rewards`` with ``reward`` and ``reward_scale``),
+        the hand: ``rummy_env.train.rewards.hand_rewards`` with ``reward`` and ``reward_scale``),
         ``N <= decisions`` (a hand cut short by the budget is dropped).
 
     Raises:
@@ -197,7 +197,7 @@ def check_behaviour(behaviour: dict[str, float] | None) -> None:
 def _behaviour(behaviour: dict[str, float] | None, n: int, seed: int):
     """(names, probabilities, {name: one agent per seat}) of a behaviour table; no movers
     when the teacher plays every seat."""
-    from agents import make_agent
+    from rummy_env.agents import make_agent
     check_behaviour(behaviour)
     if not behaviour or set(k for k, w in behaviour.items() if w > 0) == {"teacher"}:
         return [], None, {}
