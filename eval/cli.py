@@ -1,10 +1,14 @@
 """``rummy eval``: a duplicate-deal tournament between agents.
 
 ``rummy eval --agents NAME NAME [NAME ...] --rules PRESET --deals N --seed S
-[--out DIR] [--players N] [--matches] [--workers W]``
+[--out DIR] [--players N] [--hands | --matches] [--workers W]``
 
-Prints a results table (per pair or table: games, wins, win rate and mean points
-with 95% intervals) and the ratings; ``--out DIR`` also writes ``summary.csv``,
+On a table with a target (every preset but ``practice``) it plays duplicate
+matches to the target by default: each of the ``--deals`` match seeds is played
+once per seat rotation over the same sequence of deals. The results table leads
+with the match win rate (a split counts half), then points per hand, then the
+hand win rate, each with a 95% interval; ``--hands`` plays single hands instead.
+It also prints the ratings; ``--out DIR`` also writes ``summary.csv``,
 ``games.csv``, ``results.json`` and ``win_rates.png``.
 """
 from __future__ import annotations
@@ -23,24 +27,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", nargs="+", required=True, metavar="NAME",
                         help="two or more agents: random, greedy, heuristic, pretrained, ppo:PATH, onnx:DIR")
     parser.add_argument("--rules", default="classic", help="rules preset (default: classic)")
-    parser.add_argument("--deals", type=int, default=200, help="deals per table; each is played in every seat rotation")
+    parser.add_argument("--deals", type=int, default=200,
+                        help="deals per table (match seeds when playing matches); each is played in every seat rotation")
     parser.add_argument("--seed", type=int, default=0, help="tournament seed (default 0)")
     parser.add_argument("--out", default=None, metavar="DIR", help="write CSV, JSON and a PNG of win rates here")
     parser.add_argument("--players", type=int, default=None, help="seats per table (default: the preset's smallest)")
-    parser.add_argument("--matches", action="store_true", help="play full matches to the target instead of single hands")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--matches", dest="matches", action="store_const", const=True, default=None,
+                      help="play full matches to the target (the default when the rules have a target)")
+    mode.add_argument("--hands", dest="matches", action="store_const", const=False,
+                      help="play single hands instead of matches")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _fmt_rate(row: dict) -> str:
-    lo, hi = row["win_ci"]
-    return f"{100 * row['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+def _fmt_rate(rate: float, ci: list[float]) -> str:
+    lo, hi = ci
+    return f"{100 * rate:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
-def _fmt_pts(row: dict, matches: bool) -> str:
+def _fmt_pts(row: dict) -> str:
     lo, hi = row["points_ci"]
-    d = 3 if matches else 2
-    return f"{row['mean_points']:+.{d}f} [{lo:+.{d}f}, {hi:+.{d}f}]"
+    return f"{row['points_per_hand']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 
 
 def render(res: dict[str, Any]) -> str:
@@ -58,19 +66,26 @@ def _tables(res: dict[str, Any]) -> list:
 
     st = res["settings"]
     matches = st["matches"]
-    unit = "match" if matches else "hand"
     out = []
-    title = (f"{st['players']}-player tables, rules {json.dumps(st['rules'])}, {st['deals']} deals x "
-             f"{st['rotations']} rotations, seed {st['seed']}" + (", full matches" if matches else ""))
+    title = (f"{st['players']}-player tables, rules {json.dumps(st['rules'])}, {st['deals']} "
+             f"{'match seeds' if matches else 'deals'} x {st['rotations']} rotations, seed {st['seed']}"
+             + (", duplicate matches to the target" if matches else ", single hands"))
     t = Table(title=title)
-    for col in ("table", "agent", f"{unit}es" if matches else "hands", "won", "void",
-                "win rate [95% CI]", f"points/{unit} [95% CI]"):
+    cols = (("table", "agent", "matches", "match win rate [95% CI]", "points/hand [95% CI]", "hands",
+             "hand win rate [95% CI]") if matches else
+            ("table", "agent", "hands", "won", "void", "hand win rate [95% CI]", "points/hand [95% CI]"))
+    for col in cols:
         t.add_column(col, justify="left" if col in ("table", "agent") else "right", no_wrap=True)
     for tab in res["tables"]:
         label = " vs ".join(dict.fromkeys(tab["table"]))
         for i, row in enumerate(tab["results"]):
-            t.add_row(label if i == 0 else "", row["agent"], str(row["games"]), f"{row['wins']:g}",
-                      str(row["voids"]), _fmt_rate(row), _fmt_pts(row, matches))
+            if matches:
+                cells = (str(row["matches"]), _fmt_rate(row["match_win_rate"], row["match_win_ci"]), _fmt_pts(row),
+                         str(row["hands"]), _fmt_rate(row["hand_win_rate"], row["hand_win_ci"]))
+            else:
+                cells = (str(row["hands"]), f"{row['hand_wins']:g}", str(row["voids"]),
+                         _fmt_rate(row["hand_win_rate"], row["hand_win_ci"]), _fmt_pts(row))
+            t.add_row(label if i == 0 else "", row["agent"], *cells)
         t.add_section()
     out.append(t)
     rt = res["ratings"]
@@ -99,12 +114,16 @@ def write_outputs(res: dict[str, Any], out_dir: str) -> list[str]:
     p = os.path.join(out_dir, "summary.csv")
     with open(p, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["table", "agent", "games", "wins", "voids", "win_rate", "win_lo", "win_hi",
-                    "mean_points", "points_lo", "points_hi"])
+        w.writerow(["table", "agent", "matches", "match_win_rate", "match_win_lo", "match_win_hi",
+                    "points_per_hand", "points_lo", "points_hi", "hands", "hand_wins", "voids", "hand_win_rate",
+                    "hand_win_lo", "hand_win_hi"])
         for tab in res["tables"]:
             for row in tab["results"]:
-                w.writerow([" ".join(tab["table"]), row["agent"], row["games"], row["wins"], row["voids"],
-                            row["win_rate"], *row["win_ci"], row["mean_points"], *row["points_ci"]])
+                mt = ([row["matches"], row["match_win_rate"], *row["match_win_ci"]] if "matches" in row
+                      else ["", "", "", ""])
+                w.writerow([" ".join(tab["table"]), row["agent"], *mt, row["points_per_hand"], *row["points_ci"],
+                            row["hands"], row["hand_wins"], row["voids"], row["hand_win_rate"],
+                            *row["hand_win_ci"]])
     paths.append(p)
     p = os.path.join(out_dir, "games.csv")
     names = res["settings"]["agents"]
@@ -112,11 +131,12 @@ def write_outputs(res: dict[str, Any], out_dir: str) -> list[str]:
     with open(p, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["deal", "table", "rotation", *[f"seat{s}" for s in range(n)], "winner_seat", "outcome",
-                    "rummy", "turns", "hands", *[f"payoff{s}" for s in range(n)]])
+                    "rummy", "turns", "hands", *[f"payoff{s}" for s in range(n)],
+                    *[f"hand_points{s}" for s in range(n)], *[f"hand_wins{s}" for s in range(n)]])
         for g in res["records"]:
             w.writerow([g["deal"], g["table"], g["rotation"], *[names[a] for a in g["seats"]],
                         "" if g["winner"] is None else g["winner"], g["outcome"], int(g["rummy"]),
-                        g["turns"], g["hands"], *g["payoffs"]])
+                        g["turns"], g["hands"], *g["payoffs"], *g["hand_points"], *g["hand_wins"]])
     paths.append(p)
     p = os.path.join(out_dir, "results.json")
     with open(p, "w") as f:
@@ -185,16 +205,19 @@ def main(args: argparse.Namespace) -> int:
     rules = make_rules(args.rules) if args.players is None else make_rules(args.rules, num_players=args.players)
     if args.matches and rules.target is None:
         raise ValueError(f"rules {args.rules!r} play a single hand; --matches needs a preset with a target")
+    from .tournament import resolve_matches
+
+    matches = resolve_matches(rules, args.matches)
     n_tables = len(make_tables(len(args.agents), rules.num_players))
     bar = None
     if not args.quiet:
         from tqdm import tqdm
 
-        bar = tqdm(total=args.deals, unit="deal", desc=f"{n_tables} table(s) x {rules.num_players} rotations",
+        bar = tqdm(total=args.deals, unit="match seed" if matches else "deal", desc=f"{n_tables} table(s) x {rules.num_players} rotations",
                    file=sys.stderr)
     t0 = time.perf_counter()
     try:
-        res = run_tournament(args.agents, rules=rules, deals=args.deals, seed=args.seed, matches=args.matches,
+        res = run_tournament(args.agents, rules=rules, deals=args.deals, seed=args.seed, matches=matches,
                              workers=args.workers, progress=bar.update if bar else None)
     finally:
         if bar:

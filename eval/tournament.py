@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing as mp
+import random
 import sys
 from typing import Any, Callable, Sequence
 
@@ -172,14 +173,33 @@ def seating(table: Sequence[int], rotation: int) -> list[int]:
 
 # ----------------------------------------------------------------- playing
 
+def hand_seed(seed: int, hand: int) -> int:
+    """The engine seed of hand number ``hand`` (1-based; hand 1 uses ``seed`` itself) of
+    a match played from ``seed``. Every hand of a match is dealt from its own seed, so
+    a duplicate match replays the same sequence of deals whatever happened in the
+    earlier hands (a recycle of the stock or a longer hand draws no card of the next
+    deal)."""
+    if hand <= 1:
+        return int(seed)
+    s = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(seed) >> 32 & 0xFFFFFFFF, int(hand), 11]).generate_state(2)
+    return (int(s[0]) << 31 | int(s[1])) & ((1 << 63) - 1)
+
+
 def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = False,
               encoder: Encoder | None = None) -> dict[str, Any]:
     """Play one hand (or, with ``matches``, one match to ``rules.target``) from ``seed``.
 
     ``agents[s]`` plays seat ``s`` and gets only ``(observation float32 (obs_size(n),),
-    action_mask int8 (579,))``. Returns ``{"payoffs": per seat (hand points, zero-sum; for
-    a match +1 / -1 / split), "winner": seat or None, "outcome", "rummy", "turns",
-    "hands", "decisions", "match_winners"}``.
+    action_mask int8 (579,))``. In a match, hand ``k`` is dealt from
+    ``hand_seed(seed, k)`` (the dealer passes left each hand, RULES.md §7).
+
+    Returns:
+        ``{"payoffs": per seat (hand points, zero-sum; for a match +1 / -1 / split as
+        ``engine.match_payoffs``), "winner": seat or None, "outcome", "rummy", "turns",
+        "hands", "decisions", "match_winners" (None for a hand), "hand_points": per seat,
+        the sum of its hand points over the hands played (zero-sum), "hand_wins": per
+        seat, hands it won (went out, or collected a dry hand), "hand_voids": hands
+        nobody won}``.
 
     Raises:
         ValueError: an agent returned an illegal action (the message names the seat).
@@ -192,6 +212,9 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
     decisions = 0
     hands = 1
     first = None
+    hand_points = [0] * n
+    hand_wins = [0] * n
+    voids = 0
     while True:
         while not st.hand_over:
             p = st.current
@@ -206,10 +229,17 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
             decisions += 1
         if first is None:
             first = dict(st.result, turns=st.turn, payoffs=list(st.payoffs))
+        for q in range(n):
+            hand_points[q] += st.payoffs[q]
+        if st.result["winner"] is None:
+            voids += 1
+        else:
+            hand_wins[st.result["winner"]] += 1
         if not matches or st.match_over:
             break
-        engine.next_hand(st)
         hands += 1
+        st.rng = random.Random(hand_seed(seed, hands))
+        engine.next_hand(st)
     out = {
         "payoffs": [float(x) for x in (engine.match_payoffs(st) if matches else st.payoffs)],
         "winner": st.result["winner"] if not matches else (st.match_winners[0] if len(st.match_winners) == 1 else None),
@@ -219,6 +249,9 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
         "hands": hands,
         "decisions": decisions,
         "match_winners": list(st.match_winners) if matches else None,
+        "hand_points": [float(x) for x in hand_points],
+        "hand_wins": hand_wins,
+        "hand_voids": voids,
     }
     return out
 
@@ -312,29 +345,73 @@ def play_games(specs: Sequence[AgentSpec], tables: Sequence[tuple[int, ...]], ru
 
 # ----------------------------------------------------------------- summaries
 
+def ratio_interval(totals: Sequence[float], counts: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """A ratio of sums ``sum(totals) / sum(counts)`` with a 95% interval that treats each
+    pair ``(totals[i], counts[i])`` as one cluster (e.g. the points and the hands of one
+    match), so hands of the same match are not counted as independent.
+
+    Returns ``(ratio, low, high)``; the half-width is ``z * sqrt(k / (k - 1) * sum(e_i^2)) / sum(counts)``
+    with residuals ``e_i = totals[i] - ratio * counts[i]`` over ``k`` clusters (the
+    delta-method variance of a ratio estimator). One cluster: the ratio itself; none
+    (or no counts): ``nan``.
+    """
+    y = np.asarray(totals, dtype=np.float64)
+    h = np.asarray(counts, dtype=np.float64)
+    k = len(y)
+    if k == 0 or h.sum() <= 0:
+        return (float("nan"), float("nan"), float("nan"))
+    r = float(y.sum() / h.sum())
+    if k == 1:
+        return (r, r, r)
+    e = y - r * h
+    hw = z * math.sqrt(k / (k - 1) * float((e * e).sum())) / float(h.sum())
+    return (r, r - hw, r + hw)
+
+
 def _agent_stats(records: Sequence[dict], agent: int, matches: bool) -> dict[str, Any]:
-    pts = []
+    """One agent's results over ``records`` (every seat it held).
+
+    Keys for both modes: ``games`` (matches or hands played), ``wins`` and ``win_rate``
+    / ``win_ci`` (of those games: matches in match mode, a split match counting
+    ``1/k`` for each of its ``k`` winners; hands otherwise), ``hands``, ``hand_wins``,
+    ``voids`` (hands nobody won), ``hand_win_rate`` / ``hand_win_ci``,
+    ``points_per_hand`` / ``points_ci`` (mean hand points, zero-sum, 95% interval:
+    clustered by match in match mode) and ``mean_points`` (the same number). Match
+    mode adds ``matches``, ``match_win_rate`` and ``match_win_ci``. Win intervals are
+    Wilson score intervals.
+    """
+    games = 0
     wins = 0.0
+    hand_wins = 0
     voids = 0
+    pts: list[float] = []
+    cnt: list[float] = []
     for g in records:
         for s, a in enumerate(g["seats"]):
             if a != agent:
                 continue
-            pts.append(g["payoffs"][s])
+            games += 1
             if matches:
                 w = g["match_winners"]
                 if s in w:
                     wins += 1 / len(w)
-            else:
-                if g["winner"] == s:
-                    wins += 1
-                elif g["winner"] is None:
-                    voids += 1
-    n = len(pts)
-    lo, hi = wilson_interval(wins, n)
-    m, mlo, mhi = mean_interval(pts)
-    return {"games": n, "wins": wins, "voids": voids, "win_rate": wins / n if n else float("nan"),
-            "win_ci": [lo, hi], "mean_points": m, "points_ci": [mlo, mhi]}
+            elif g["winner"] == s:
+                wins += 1
+            hand_wins += g["hand_wins"][s]
+            voids += g["hand_voids"]
+            pts.append(g["hand_points"][s])
+            cnt.append(g["hands"])
+    hands = int(sum(cnt))
+    lo, hi = wilson_interval(wins, games)
+    hlo, hhi = wilson_interval(hand_wins, hands)
+    m, mlo, mhi = ratio_interval(pts, cnt) if matches else mean_interval(pts)
+    out = {"games": games, "wins": wins, "win_rate": wins / games if games else float("nan"), "win_ci": [lo, hi],
+           "hands": hands, "hand_wins": hand_wins, "voids": voids,
+           "hand_win_rate": hand_wins / hands if hands else float("nan"), "hand_win_ci": [hlo, hhi],
+           "points_per_hand": m, "points_ci": [mlo, mhi], "mean_points": m}
+    if matches:
+        out.update(matches=games, match_win_rate=out["win_rate"], match_win_ci=[lo, hi])
+    return out
 
 
 def summarize(names: Sequence[str], tables: Sequence[tuple[int, ...]], records: Sequence[dict],
@@ -410,8 +487,22 @@ def _resolve_rules(rules: Any, players: int | None) -> Rules:
     return make_rules(rules, num_players=players)
 
 
+def resolve_matches(rules: Rules, matches: bool | None) -> bool:
+    """Whether to play full matches: ``None`` means yes when the rules have a target
+    (RULES.md §7: the game is won in matches), single hands otherwise.
+
+    Raises:
+        ValueError: ``matches=True`` for rules without a target.
+    """
+    if matches is None:
+        return rules.target is not None
+    if matches and rules.target is None:
+        raise ValueError("matches need rules with a target (this table plays a single hand); play hands instead")
+    return bool(matches)
+
+
 def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: int = 200, seed: int = 0,
-                   players: int | None = None, matches: bool = False, workers: int = 1,
+                   players: int | None = None, matches: bool | None = None, workers: int = 1,
                    progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """A duplicate-deal tournament.
 
@@ -419,9 +510,11 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
         agents: ``make_agent`` names or agent objects (objects must be picklable when
             ``workers > 1``).
         rules: preset name, ``Rules`` or dict of options; ``players`` overrides the count.
-        deals: deals per table; each is played once per seat rotation.
+        deals: deals per table (match seeds in match mode); each is played once per
+            seat rotation (duplicate: the same cards, the seats rotated).
         seed: the tournament seed (deal ``i`` uses ``deal_seed(seed, i)``).
-        matches: play full matches to the target instead of single hands.
+        matches: play full matches to the target (default when the rules have one:
+            ``resolve_matches``) or single hands (False).
         workers: processes (results do not depend on it).
 
     Returns:
@@ -433,6 +526,7 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
     from rummy_env.agents import make_agent
 
     r = _resolve_rules(rules, players)
+    matches = resolve_matches(r, matches)
     for s in agents:
         if isinstance(s, str):
             make_agent(s)  # fail fast with make_agent's message
@@ -451,21 +545,27 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
 
 def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = "classic", deals: int = 200,
              seed: int = 0, workers: int = 1, players: int | None = None,
-             matches: bool = False) -> dict[str, Any]:
-    """Evaluate one agent (e.g. a policy being trained) against a baseline, duplicate deals.
+             matches: bool | None = None) -> dict[str, Any]:
+    """Evaluate one agent (e.g. a policy being trained) against a baseline: duplicate
+    matches to the target (the default when the rules have one), or duplicate hands.
 
     Heads-up by default; with ``players = n > 2`` ``agent_a`` plays one seat against
-    ``n - 1`` copies of ``agent_b``. Each deal is played in every seat rotation.
+    ``n - 1`` copies of ``agent_b``. Each deal (match seed) is played in every seat
+    rotation; in a match, hand ``k`` of every rotation has the same cards
+    (``hand_seed``).
 
     Returns:
-        ``{"win_rate", "win_ci": [lo, hi], "mean_points", "points_ci": [lo, hi], "games",
-        "wins", "voids", "opponent_win_rate"}`` for ``agent_a`` (95% intervals; points
-        are hand points per hand, or match results per match with ``matches``).
+        ``_agent_stats`` for ``agent_a``: in match mode ``match_win_rate`` /
+        ``match_win_ci`` (a split counts half), ``points_per_hand`` / ``points_ci`` and
+        ``hand_win_rate`` / ``hand_win_ci`` first of all; ``win_rate`` is the match win
+        rate in match mode and the hand win rate otherwise; plus ``mode``
+        ("matches" or "hands") and ``opponent_win_rate``. 95% intervals.
 
     Raises:
         ValueError: bad agent names, rules, deals or workers.
     """
     r = _resolve_rules(rules, players)
+    matches = resolve_matches(r, matches)
     n = r.num_players
     specs = [agent_a, agent_b] if n == 2 else [agent_a] + [agent_b] * (n - 1)
     from rummy_env.agents import make_agent
@@ -484,11 +584,12 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
         elif g["winner"] is not None and g["seats"][g["winner"]] != 0:
             opp_wins += 1
     a["opponent_win_rate"] = opp_wins / len(records)
+    a["mode"] = "matches" if matches else "hands"
     return a
 
 
 __all__ = [
     "wilson_interval", "mean_interval", "bradley_terry_elo", "openskill_ratings", "deal_seed", "agent_seed",
-    "make_tables", "seating", "play_game", "play_games", "summarize", "run_tournament", "evaluate",
+    "make_tables", "seating", "hand_seed", "play_game", "ratio_interval", "resolve_matches", "play_games", "summarize", "run_tournament", "evaluate",
     "unique_names",
 ]

@@ -19,6 +19,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+EVAL_MODES = ("auto", "matches", "hands")
+
+
 @dataclass
 class TrainConfig:
     """Self-play MaskablePPO configuration (CleanRL-style: one place for everything)."""
@@ -135,12 +138,19 @@ class TrainConfig:
     """Within "snapshot": probability of the most recent snapshot."""
 
     # --- evaluation and checkpoints
-    eval_every: int = 500_000
-    """Learner timesteps between duplicate-deal evaluations (0: only at the end)."""
-    eval_deals: int = 100
-    """Duplicate deals per baseline at each evaluation (each played once per seat rotation)."""
-    final_eval_deals: int = 500
-    """Duplicate deals per baseline in the final report."""
+    eval_every: int = 200_000
+    """Learner timesteps between evaluations (0: only at the end)."""
+    eval_mode: str = "auto"
+    """What an evaluation plays: "matches" (full matches to the target, duplicate: each
+    match seed in both seat rotations over the same deals; the best model is chosen by
+    the match win rate), "hands" (single duplicate hands; the hand win rate), or
+    "auto" (matches when the rules have a target, RULES.md §7)."""
+    eval_deals: int = 50
+    """Duplicate deals (match seeds in match mode) per baseline at each evaluation."""
+    final_eval_deals: int = 200
+    """Duplicate deals (match seeds in match mode) per baseline in the final report."""
+    eval_workers: int = 2
+    """Processes that play the evaluations (results do not depend on it)."""
     eval_baselines: list[str] = field(default_factory=lambda: ["random", "greedy", "heuristic"])
     """Baselines evaluated against."""
     checkpoint_every: int = 500_000
@@ -151,11 +161,14 @@ class TrainConfig:
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field and what is allowed."""
         pos_int = ("timesteps", "n_envs", "workers", "torch_threads", "n_steps", "batch_size", "n_epochs",
-                   "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "checkpoint_every")
+                   "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "eval_workers",
+                   "checkpoint_every")
         for name in pos_int:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if self.eval_mode not in EVAL_MODES:
+            raise ValueError(f"eval_mode must be one of {', '.join(EVAL_MODES)}, got {self.eval_mode!r}")
         if not isinstance(self.eval_every, int) or self.eval_every < 0:
             raise ValueError(f"eval_every must be an int >= 0, got {self.eval_every!r}")
         if self.n_envs % self.workers:
@@ -213,6 +226,11 @@ class TrainConfig:
             raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")
 
     # --- (de)serialisation
+    @property
+    def eval_matches(self) -> bool | None:
+        """``eval_mode`` as ``evaluate``'s ``matches`` argument (None: decided by the rules)."""
+        return {"auto": None, "matches": True, "hands": False}[self.eval_mode]
+
     def to_dict(self) -> dict[str, Any]:
         """The config as a plain dict (``None`` fields left out, as TOML has no null)."""
         d = dataclasses.asdict(self)

@@ -1,9 +1,59 @@
-"""The final evaluation report both training backends write (``report.json``, ``report.md``)."""
+"""The evaluation reports both training backends write (``report.json``, ``report.md``),
+and the one row format of an evaluation in ``eval_history.json``.
+
+Every report leads with what wins the game (RULES.md §7): the match win rate with its
+95% interval, then points per hand, then the hand win rate.
+"""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
+
+ROW_KEYS = ("mode", "games", "win_rate", "win_ci", "match_win_rate", "match_win_ci", "points_per_hand",
+            "points_ci", "hands", "hand_win_rate", "hand_win_ci")
+"""The keys of an ``evaluate`` result kept per baseline in ``eval_history.json``."""
+
+
+def history_row(r: dict[str, Any]) -> dict[str, Any]:
+    """The part of one ``rummy_env.eval.tournament.evaluate`` result kept in the eval history."""
+    return {k: r[k] for k in ROW_KEYS if k in r}
+
+
+def score(results: dict[str, dict[str, Any]]) -> float:
+    """The number the best model is chosen by: the mean over the baselines of ``win_rate``
+    (the match win rate when the evaluation plays matches, else the hand win rate)."""
+    return float(sum(r["win_rate"] for r in results.values()) / max(1, len(results)))
+
+
+def summary_line(results: dict[str, dict[str, Any]]) -> str:
+    """One line per evaluation for the progress log: per baseline, the match (or hand)
+    win rate, points per hand and hand win rate."""
+    parts = []
+    for b, r in results.items():
+        hand = f"hands {r['hand_win_rate']:.3f}"
+        if r.get("mode") == "matches":
+            parts.append(f"{b}: matches {r['match_win_rate']:.3f}, {r['points_per_hand']:+.2f} pts/hand, {hand}")
+        else:
+            parts.append(f"{b}: {hand}, {r['points_per_hand']:+.2f} pts/hand")
+    return "; ".join(parts)
+
+
+def results_table(results: dict[str, dict[str, Any]]) -> str:
+    """A markdown table of ``evaluate`` results per baseline, match win rate first."""
+    lines = ["| opponent | matches | match win rate [95% CI] | points/hand [95% CI] | hands | hand win rate [95% CI] |",
+             "|---|---|---|---|---|---|"]
+    for b, r in results.items():
+        plo, phi = r["points_ci"]
+        hlo, hhi = r["hand_win_ci"]
+        if r.get("mode") == "matches":
+            mlo, mhi = r["match_win_ci"]
+            mt = f"{r['matches']} | {r['match_win_rate']:.3f} [{mlo:.3f}, {mhi:.3f}]"
+        else:
+            mt = "- | - (single hands)"
+        lines.append(f"| {b} | {mt} | {r['points_per_hand']:+.2f} [{plo:+.2f}, {phi:+.2f}] | {r['hands']} | "
+                     f"{r['hand_win_rate']:.3f} [{hlo:.3f}, {hhi:.3f}] |")
+    return "\n".join(lines)
 
 
 def write_report(run_dir: Path, report: dict[str, Any], title: str, verbose: int = 1) -> str:
@@ -11,16 +61,54 @@ def write_report(run_dir: Path, report: dict[str, Any], title: str, verbose: int
     ``deals``) as ``report.json`` and a markdown table ``report.md`` headed ``title``;
     print the table when ``verbose``. Returns the markdown."""
     (run_dir / "report.json").write_text(json.dumps(report, indent=2, default=float))
-    lines = [f"# {title}", "",
-             f"Duplicate deals per baseline: {report['deals']} (each played in both seat rotations)", "",
-             "| opponent | hands | win rate | 95% CI | mean points/hand | 95% CI |", "|---|---|---|---|---|---|"]
-    for b, r in report["results"].items():
-        lo, hi = r["win_ci"]
-        plo, phi = r["points_ci"]
-        lines.append(f"| {b} | {r['games']} | {r['win_rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
-                     f"{r['mean_points']:+.2f} | [{plo:+.2f}, {phi:+.2f}] |")
+    modes = {r.get("mode") for r in report["results"].values()}
+    what = ("duplicate match seeds per baseline (each match to the target played in both seat rotations "
+            "over the same deals)" if modes == {"matches"} else
+            "duplicate deals per baseline (each played in both seat rotations)")
+    lines = [f"# {title}", "", f"{report['deals']} {what}", "", results_table(report["results"])]
     text = "\n".join(lines) + "\n"
     (run_dir / "report.md").write_text(text)
     if verbose:
         print(text, end="", flush=True)
     return text
+
+
+def plot_learning_curve(history: list[dict[str, Any]], baselines: list[str], path: Path, title: str) -> None:
+    """Two panels over learner timesteps, one point per evaluation (the final one
+    included when it is in ``history``): the win rate against each baseline (matches
+    when the evaluations play matches) with 95% error bars, and points per hand."""
+    if not history:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    xs = [h["timesteps"] for h in history]
+    for b in baselines:
+        rows = [h.get(b) for h in history]
+        if any(r is None for r in rows):
+            continue
+        ys = [r["win_rate"] for r in rows]
+        lo = [max(0.0, r["win_rate"] - r["win_ci"][0]) for r in rows]
+        hi = [max(0.0, r["win_ci"][1] - r["win_rate"]) for r in rows]
+        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=f"vs {b}")
+        pts = [r["points_per_hand"] for r in rows]
+        plo = [max(0.0, r["points_per_hand"] - r["points_ci"][0]) for r in rows]
+        phi = [max(0.0, r["points_ci"][1] - r["points_per_hand"]) for r in rows]
+        bx.errorbar(xs, pts, yerr=[plo, phi], marker="o", capsize=3, label=f"vs {b}")
+    matches = all(r.get("mode") == "matches" for h in history for b in baselines if (r := h.get(b)))
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("learner timesteps")
+    ax.set_ylabel("match win rate (duplicate matches)" if matches else "hand win rate (duplicate deals)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    bx.axhline(0.0, color="grey", lw=0.8, ls="--")
+    bx.set_xlabel("learner timesteps")
+    bx.set_ylabel("points per hand (zero-sum)")
+    bx.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

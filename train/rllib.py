@@ -44,7 +44,7 @@ from typing import Any
 from rummy_env.rules import Rules
 
 from .config import TrainConfig
-from .report import write_report
+from .report import history_row, score, summary_line, write_report
 
 def _has_rllib() -> bool:
     # without importing ray (find_spec("ray.rllib") would import it): Ray reads its
@@ -296,19 +296,24 @@ class RLlibTrainer:
         from rummy_env.eval.tournament import evaluate
 
         agent = self.greedy_agent()
-        return {b: evaluate(agent, b, rules=self.rules, deals=deals, seed=seed) for b in self.cfg.eval_baselines}
+        # one process: forking a process that runs Ray is not safe
+        return {b: evaluate(agent, b, rules=self.rules, deals=deals, seed=seed, matches=self.cfg.eval_matches)
+                for b in self.cfg.eval_baselines}
 
-    def eval_row(self, t: int) -> dict[str, Any]:
-        res = self.evaluate(self.cfg.eval_deals, seed=10_000 + self.cfg.seed)
+    def eval_row(self, t: int, res: dict[str, Any] | None = None, final: bool = False) -> dict[str, Any]:
+        """Evaluate (unless ``res`` is given) and append the row to ``eval_history.json``."""
+        if res is None:
+            res = self.evaluate(self.cfg.eval_deals, seed=10_000 + self.cfg.seed)
         row: dict[str, Any] = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
+        if final:
+            row["final"] = True
         for b, r in res.items():
-            row[b] = {k: r[k] for k in ("win_rate", "win_ci", "mean_points", "points_ci", "games") if k in r}
-        row["score"] = float(sum(res[b]["win_rate"] for b in res) / max(1, len(res)))
+            row[b] = history_row(r)
+        row["score"] = score(res)
         self.state["eval_history"].append(row)
         (self.run_dir / "eval_history.json").write_text(json.dumps(self.state["eval_history"], indent=2))
-        if self.verbose:
-            parts = ", ".join(f"{b} {res[b]['win_rate']:.3f}" for b in res)
-            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] win rate vs {parts}", flush=True)
+        if self.verbose and not final:
+            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}", flush=True)
         return row
 
     # -- checkpoints
@@ -390,6 +395,7 @@ class RLlibTrainer:
         ``report.json`` and ``report.md`` (the SB3 trainer's format)."""
         t = self.state["num_timesteps"]
         res = self.evaluate(self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed)
+        self.eval_row(t, res, final=True)
         wall = self.wall_time()
         report = {"backend": "rllib", "timesteps": t, "iterations": self.state["iteration"],
                   "wall_time_s": round(wall, 1), "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,

@@ -36,7 +36,7 @@ from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
 
 from .config import TrainConfig
-from .report import write_report
+from .report import history_row, plot_learning_curve, score, summary_line, write_report
 from .policy import FastMaskablePolicy, SelfPlayPPO
 from .pool import ActorNet, OpponentPool, SnapshotAgent
 
@@ -59,11 +59,14 @@ def greedy_agent(model: MaskablePPO, name: str = "learner") -> SnapshotAgent:
 
 
 def evaluate_vs_baselines(agent: Any, rules: Rules, baselines: list[str], deals: int, seed: int,
-                          workers: int = 1) -> dict[str, dict[str, Any]]:
-    """Duplicate-deal results of ``agent`` against each baseline (``rummy_env.eval.tournament.evaluate``)."""
+                          workers: int = 1, matches: bool | None = None) -> dict[str, dict[str, Any]]:
+    """Duplicate results of ``agent`` against each baseline (``rummy_env.eval.tournament.evaluate``):
+    ``deals`` match seeds played as full matches when ``matches`` (None: when the rules
+    have a target), else ``deals`` single hands; each in both seat rotations."""
     from rummy_env.eval.tournament import evaluate
 
-    return {b: evaluate(agent, b, rules=rules, deals=deals, seed=seed, workers=workers) for b in baselines}
+    return {b: evaluate(agent, b, rules=rules, deals=deals, seed=seed, workers=workers, matches=matches)
+            for b in baselines}
 
 
 def _lr_schedule(cfg: TrainConfig):
@@ -286,23 +289,30 @@ class Trainer:
     def evaluate(self, t: int, deals: int) -> dict[str, Any]:
         """Duplicate-deal evaluation against each baseline; logs, records, keeps the best."""
         agent = greedy_agent(self.model)
-        res = evaluate_vs_baselines(agent, self.rules, self.cfg.eval_baselines, deals, seed=10_000 + self.cfg.seed)
-        row = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
-        for b, r in res.items():
-            row[b] = {k: r[k] for k in ("win_rate", "win_ci", "mean_points", "points_ci", "games") if k in r}
-            self.model.logger.record(f"eval/win_rate_vs_{b}", r["win_rate"])
-            self.model.logger.record(f"eval/points_vs_{b}", r["mean_points"])
-        score = float(np.mean([res[b]["win_rate"] for b in res]))
-        row["score"] = score
-        self.state["eval_history"].append(row)
-        (self.run_dir / "eval_history.json").write_text(json.dumps(self.state["eval_history"], indent=2))
-        if self.state["best_score"] is None or score > self.state["best_score"]:
-            self.state["best_score"] = score
+        res = evaluate_vs_baselines(agent, self.rules, self.cfg.eval_baselines, deals, seed=10_000 + self.cfg.seed,
+                                    workers=self.cfg.eval_workers, matches=self.cfg.eval_matches)
+        self._record(t, res)
+        sc = score(res)
+        if self.state["best_score"] is None or sc > self.state["best_score"]:
+            self.state["best_score"] = sc
             self.model.save(self.run_dir / "best_model.zip")
         if self.verbose:
-            parts = ", ".join(f"{b} {res[b]['win_rate']:.3f}" for b in res)
-            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] win rate vs {parts}", flush=True)
+            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}", flush=True)
         return res
+
+    def _record(self, t: int, res: dict[str, dict[str, Any]], final: bool = False) -> None:
+        """Append one evaluation to ``eval_history.json`` and TensorBoard."""
+        row: dict[str, Any] = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
+        if final:
+            row["final"] = True
+        for b, r in res.items():
+            row[b] = history_row(r)
+            self.model.logger.record(f"eval/win_rate_vs_{b}", r["win_rate"])
+            self.model.logger.record(f"eval/points_per_hand_vs_{b}", r["points_per_hand"])
+            self.model.logger.record(f"eval/hand_win_rate_vs_{b}", r["hand_win_rate"])
+        row["score"] = score(res)
+        self.state["eval_history"].append(row)
+        (self.run_dir / "eval_history.json").write_text(json.dumps(self.state["eval_history"], indent=2))
 
     def checkpoint(self) -> Path:
         """Write ``checkpoints/step_N`` (model, pool, trainer state, rules) and return its path."""
@@ -340,7 +350,9 @@ class Trainer:
         ``report.json``, ``report.md`` and ``learning_curve.png``."""
         t = self.model.num_timesteps
         res = evaluate_vs_baselines(greedy_agent(self.model), self.rules, self.cfg.eval_baselines,
-                                    self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed)
+                                    self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed,
+                                    workers=self.cfg.eval_workers, matches=self.cfg.eval_matches)
+        self._record(t, res, final=True)
         wall = self.wall_time()
         report = {"timesteps": t, "wall_time_s": round(wall, 1),
                   "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
@@ -350,30 +362,8 @@ class Trainer:
         return report
 
     def _plot_curve(self) -> None:
-        hist = self.state["eval_history"]
-        if not hist:
-            return
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4))
-        xs = [h["timesteps"] for h in hist]
-        for b in self.cfg.eval_baselines:
-            ys = [h[b]["win_rate"] for h in hist]
-            lo = [h[b]["win_rate"] - h[b]["win_ci"][0] for h in hist]
-            hi = [h[b]["win_ci"][1] - h[b]["win_rate"] for h in hist]
-            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=f"vs {b}")
-        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-        ax.set_xlabel("learner timesteps")
-        ax.set_ylabel("win rate (hands, duplicate deals)")
-        ax.set_ylim(0, 1)
-        ax.legend()
-        ax.set_title(f"rummy_v0 {self.cfg.rules}: self-play MaskablePPO")
-        fig.tight_layout()
-        fig.savefig(self.run_dir / "learning_curve.png", dpi=120)
-        plt.close(fig)
+        plot_learning_curve(self.state["eval_history"], self.cfg.eval_baselines, self.run_dir / "learning_curve.png",
+                            f"rummy_v0 {self.cfg.rules}: self-play MaskablePPO")
 
 
 def train(cfg: TrainConfig, resume: str | None = None, verbose: int = 1) -> dict[str, Any]:

@@ -54,6 +54,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                       student: Callable[[np.ndarray, np.ndarray], np.ndarray],
                       reward_scale: float = 0.01, teacher_weights: dict[str, float] | None = None,
                       games: int = 256, reward: str = "points",
+                      progress: Callable[[int], None] | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
     ``greedy_student(forward)``) plays every seat of ``games`` seeded hands at once,
@@ -65,6 +66,8 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     Returns the same arrays as ``collect`` (``actions`` are the teacher's; ``returns``
     the deciding seat's ``hand_rewards`` in the hand the student played);
     positions of hands unfinished when the budget runs out are dropped.
+    ``progress(i)``, if given, is called after every batched step with the positions
+    collected so far.
     """
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
@@ -102,12 +105,15 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                     returns[r], keep[r] = pay[seat], True
                 rows[g] = []
                 states[g] = engine.new_game(rules, seed=int(rng.integers(2**62)))
+        if progress:
+            progress(i)
     return obs[keep], masks[keep], actions[keep], returns[keep]
 
 
 def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01,
             teacher_weights: dict[str, float] | None = None,
             behaviour: dict[str, float] | None = None, reward: str = "points",
+            progress: Callable[[int], None] | None = None,
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play seeded hands and label every position with ``teacher``'s action (an
     ``rummy_env.agents.make_agent`` name); ``teacher_weights`` override the ``heuristic``
@@ -119,6 +125,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     label stays the teacher's. ``None`` or ``{}``: the teacher plays every seat. Mixing
     in other players shows the student the positions the teacher alone never reaches
     (opponents' melds on the table, a hand that melded early), which it meets in play.
+    ``progress(i)``, if given, is called after every hand with the decisions so far.
 
     Returns:
         ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, 579]``, ``actions`` int64 ``[N]``
@@ -162,6 +169,8 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
             pay = hand_rewards(st, reward, reward_scale)
             returns[done:i] = pay[seats[done:i]]
             done = i
+        if progress:
+            progress(i)
     return obs[:done], masks[:done], actions[:done], returns[:done]
 
 
@@ -239,7 +248,7 @@ def clone(policy: Any, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray, 
 
 def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray,
         returns: np.ndarray, epochs: int, batch_size: int = 1024, lr: float = 1e-3,
-        seed: int = 0) -> dict[str, float]:
+        seed: int = 0, progress: Callable[[int], None] | None = None) -> dict[str, float]:
     """Behaviour cloning of any network given as ``forward(obs) -> (logits, values)``
     (see ``sb3_forward``) with Adam on ``params``: loss = masked cross-entropy of the
     teacher's action + 0.5 * squared error of the value against ``returns``.
@@ -248,6 +257,7 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
         obs: float32 ``[N, obs_dim]``; masks: bool ``[N, 579]``; actions: int64 ``[N]``
             (legal under ``masks``); returns: float32 ``[N]``.
         epochs: passes over the samples (shuffled by ``seed``).
+        progress: called after every minibatch with the samples fitted so far (all epochs).
 
     Returns:
         ``{"policy_loss", "value_loss", "accuracy"}``: the last minibatch's losses and the
@@ -261,7 +271,7 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
     mask_t = torch.as_tensor(masks)
     act_t = torch.as_tensor(actions)
     loss_pi_v = loss_v_v = float("nan")
-    for _ in range(epochs):
+    for ep in range(epochs):
         order = gen.permutation(n)
         for start in range(0, n, batch_size):
             idx = torch.as_tensor(order[start:start + batch_size])
@@ -273,6 +283,8 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
             loss.backward()
             opt.step()
             loss_pi_v, loss_v_v = loss_pi.item(), loss_v.item()
+            if progress:
+                progress(ep * n + start + len(idx))
     acc = agreement(forward, obs[:20_000], masks[:20_000], actions[:20_000])
     return {"policy_loss": loss_pi_v, "value_loss": loss_v_v, "accuracy": acc}
 
@@ -284,6 +296,36 @@ def agreement(forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.
     hits = sum(int((act(obs[s:s + 8192], masks[s:s + 8192]) == actions[s:s + 8192]).sum())
                for s in range(0, len(actions), 8192))
     return hits / max(1, len(actions))
+
+
+class Ticker:
+    """Progress lines for the warm start: ``[warm start] WHAT: done/total UNIT, elapsed``,
+    printed at most every ``every`` seconds (and never silent longer), so a long
+    collection or fit is never silent for more than that.
+
+    Args:
+        t0: ``time.perf_counter()`` at the start (elapsed time is counted from it).
+        every: seconds between lines.
+        enabled: False prints nothing (``bind`` then returns None).
+    """
+
+    def __init__(self, t0: float, every: float = 15.0, enabled: bool = True) -> None:
+        self.t0, self.every, self.enabled = t0, every, enabled
+        self.last = time.perf_counter()
+
+    def bind(self, what: str, total: int, unit: str) -> Callable[[int], None] | None:
+        """A ``progress(done)`` callback for one phase (None when disabled)."""
+        if not self.enabled:
+            return None
+
+        def progress(done: int) -> None:
+            now = time.perf_counter()
+            if now - self.last >= self.every:
+                self.last = now
+                print(f"[warm start] {what}: {min(done, total):,}/{total:,} {unit}, {now - self.t0:.0f}s elapsed",
+                      flush=True)
+
+        return progress
 
 
 def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: int = 1) -> dict[str, float]:
@@ -302,19 +344,26 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     """
     teacher, weights, seed = cfg.warmstart_teacher, cfg.warmstart_teacher_weights, cfg.seed
     t0 = time.perf_counter()
+    tick = Ticker(t0, enabled=bool(verbose))
     data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
-                   cfg.warmstart_behaviour, cfg.reward)
+                   cfg.warmstart_behaviour, cfg.reward,
+                   progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"))
     t1 = time.perf_counter()
-    res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed)
+    res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed,
+              progress=tick.bind("fitting", cfg.warmstart_epochs * len(data[2]), "samples (all epochs)"))
     fit_s, play_s = time.perf_counter() - t1, t1 - t0
     for r in range(cfg.warmstart_dagger_rounds):
         t2 = time.perf_counter()
         new = collect_on_policy(rules, teacher, cfg.warmstart_dagger_decisions, seed + 1000 * (r + 1),
-                                greedy_student(forward), cfg.reward_scale, weights, reward=cfg.reward)
+                                greedy_student(forward), cfg.reward_scale, weights, reward=cfg.reward,
+                                progress=tick.bind(f"DAgger round {r + 1}: the policy plays",
+                                                   cfg.warmstart_dagger_decisions, "positions"))
         t3 = time.perf_counter()
         agree = agreement(forward, *new[:3])
         data = tuple(np.concatenate([a, b]) for a, b in zip(data, new))
-        res = {**res, **fit(params, forward, *data, cfg.warmstart_dagger_epochs, seed=seed + r + 1),
+        res = {**res, **fit(params, forward, *data, cfg.warmstart_dagger_epochs, seed=seed + r + 1,
+                            progress=tick.bind(f"DAgger round {r + 1}: refitting",
+                                               cfg.warmstart_dagger_epochs * len(data[2]), "samples (all epochs)")),
                f"dagger_{r + 1}_agreement_before": round(agree, 4)}
         play_s += t3 - t2
         fit_s += time.perf_counter() - t3
