@@ -29,7 +29,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from . import engine
+from . import engine, state_json
 from .actions import NUM_ACTIONS, action_text
 from .cards import CARD_TEXT, cards_of, sort_key
 from .engine import GameState, IllegalActionError
@@ -135,7 +135,7 @@ class raw_env(AECEnv):
             self._seeder = np.random.default_rng(seed)
         deal_seed = int(self._seeder.integers(2**63 - 1))
         if options and "state" in options:
-            st = engine.from_json(options["state"], rules=self._base_rules, seed=deal_seed)
+            st = state_json.from_json(options["state"], rules=self._base_rules, seed=deal_seed)
             if st.rules.num_players != self.rules.num_players:
                 raise ValueError(
                     f"the position is for {st.rules.num_players} players but this env has "
@@ -255,7 +255,7 @@ class raw_env(AECEnv):
         Raises:
             RuntimeError: before the first ``reset``.
         """
-        return engine.to_json(self._started())
+        return state_json.to_json(self._started())
 
     def action_text(self, action: int) -> str:
         """The text of an action id, e.g. ``'meld 4H 5H 6H'``.

@@ -9,7 +9,7 @@ import pytest
 
 from rummy_env.agents import AGENT_NAMES, GreedyAgent, HeuristicAgent, PlayerView, RandomAgent, make_agent
 from rummy_env.agents.scripted import best_partition, layoff_closure, partial_mask
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS, action_text
 from rummy_env.cards import CARD_TEXT, mask_of, parse_card, parse_cards
 from rummy_env.observation import Encoder, obs_size
@@ -29,7 +29,7 @@ def position(hands, melds=(), discard=("2S",), phase="play", current=0, rules="c
 
 
 def observe(state_json, seat=None):
-    st = engine.from_json(state_json, seed=0)
+    st = state_json.from_json(state_json, seed=0)
     seat = st.current if seat is None else seat
     obs = Encoder(st.rules.num_players).encode(st, seat)
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
@@ -285,7 +285,7 @@ def test_agents_see_only_the_observation(players, preset):
             mask = np.zeros(NUM_ACTIONS, np.int8)
             mask[engine.legal_actions(st)] = 1
             if st.turn % 3 == 0:
-                alt = engine.from_json(_resample_hidden(engine.to_json(st), p, rng), seed=1)
+                alt = state_json.from_json(_resample_hidden(state_json.to_json(st), p, rng), seed=1)
                 obs2 = enc.encode(alt, p)
                 mask2 = np.zeros(NUM_ACTIONS, np.int8)
                 mask2[engine.legal_actions(alt)] = 1
