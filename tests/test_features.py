@@ -147,7 +147,7 @@ def test_extractor_widths():
 def _policies():
     from sb3_contrib import MaskablePPO
 
-    from rummy_env.wrappers import SingleAgentEnv
+    from rummy_env.single_agent import SingleAgentEnv
     from rummy_env.train.policy import FastMaskablePolicy
 
     env = SingleAgentEnv(seed=0)

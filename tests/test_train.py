@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from rummy_env import Rules, engine, state_json  # noqa: E402
-from rummy_env.wrappers import RandomLegalAgent  # noqa: E402
+from rummy_env.single_agent import RandomLegalAgent  # noqa: E402
 from rummy_env.train.config import TrainConfig  # noqa: E402
 from rummy_env.train.pool import OpponentPool  # noqa: E402
 from rummy_env.train.trainer import CheckpointError, Trainer, load_checkpoint  # noqa: E402
@@ -184,7 +184,7 @@ def test_warm_start_collects_teacher_decisions_and_clones_them():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from rummy_env.wrappers import SingleAgentEnv
+    from rummy_env.single_agent import SingleAgentEnv
     from rummy_env.train.warmstart import clone, collect
 
     rules = Rules.preset("classic")
