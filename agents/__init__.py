@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from .scripted import GreedyAgent, HeuristicAgent, RandomAgent
-from .view import PlayerView
+from rummy_env.observation import PlayerView
 
 AGENT_NAMES = ("random", "greedy", "heuristic", "pretrained", "ppo:PATH", "onnx:DIR")
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")

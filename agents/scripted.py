@@ -1,6 +1,6 @@
 """Scripted baseline agents: ``RandomAgent``, ``GreedyAgent`` and ``HeuristicAgent``.
 
-Each reads only its observation and action mask (through ``rummy_env.agents.view.PlayerView``),
+Each reads only its observation and action mask (through ``rummy_env.observation.PlayerView``),
 returns one legal action id per call, and is deterministic given ``seed(s)``. They
 are written for speed (52-bit int masks, cached meld partitions) because they run
 as training opponents millions of times.
@@ -22,8 +22,7 @@ import numpy as np
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
 from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, melds_in
-
-from .view import PlayerView
+from rummy_env.observation import PlayerView
 
 FULL = (1 << 52) - 1
 _LOW13 = (1 << 13) - 1

@@ -33,11 +33,8 @@ from . import engine, state_json
 from .actions import NUM_ACTIONS, action_text
 from .cards import CARD_TEXT, cards_of, sort_key
 from .engine import GameState, IllegalActionError
-from .observation import Encoder, obs_size
+from .observation import Encoder, action_mask, obs_size
 from .rules import Rules
-
-
-_ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
 
 def make_rules(rules: str | Rules | dict = "classic", **overrides: Any) -> Rules:
@@ -221,21 +218,10 @@ class raw_env(AECEnv):
     def _mask(self, seat: int) -> np.ndarray:
         """A fresh int8 action mask of ``seat``: ``engine.legal_actions`` for the mover,
         all zeros for everyone else and once the hand is over."""
-        mask = _ZERO_MASK.copy()
         st = self.state
         if seat == st.current and not st.hand_over:
-            legal = engine.legal_actions(st)
-            if len(legal) < 24:  # item assignment beats fancy indexing for short lists
-                for a in legal:
-                    mask[a] = 1
-            else:
-                mask[legal] = 1
-        return mask
-
-    def _encoded(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(observation, mask)`` of ``seat``; the observation is the internal cached
-        array (copy it before handing it out), the mask is fresh."""
-        return self._obs(seat), self._mask(seat)
+            return action_mask(engine.legal_actions(st))
+        return np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size(n),), "action_mask": int8 (579,)}`` for ``agent``;

@@ -9,8 +9,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from rummy_env.cards import parse_card  # noqa: E402
-from rummy_env.observation import obs_size, offsets  # noqa: E402
-from rummy_env.train.features import EXTRA, CardFeatures, CardMeldFeatures, players_for  # noqa: E402
+from rummy_env.observation import obs_size, offsets, players_for  # noqa: E402
+from rummy_env.train.features import EXTRA, CardFeatures, CardMeldFeatures  # noqa: E402
 
 OFF = offsets(2)
 NAMES = ["same", "m2", "m1", "p1", "p2", "in_set", "in_run"]

@@ -22,7 +22,7 @@ import torch
 
 from rummy_env import engine
 from rummy_env.actions import NUM_ACTIONS
-from rummy_env.observation import Encoder
+from rummy_env.observation import Encoder, action_mask
 from rummy_env.rules import Rules
 
 from .rewards import REWARDS, hand_rewards
@@ -88,8 +88,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
         for g, st in enumerate(states):
             seat = st.current
             o = enc.encode(st, seat)
-            m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            m[engine.legal_actions(st)] = 1
+            m = action_mask(engine.legal_actions(st))
             obs[i], masks[i], actions[i] = o, m.astype(bool), agents[seat].act(o, m)
             rows[g].append((i, seat))
             i += 1
@@ -150,8 +149,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
         while not st.hand_over and i < decisions:
             seat = st.current
             o = enc.encode(st, seat)
-            m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            m[engine.legal_actions(st)] = 1
+            m = action_mask(engine.legal_actions(st))
             a = agents[seat].act(o, m)
             obs[i], masks[i], actions[i], seats[i] = o, m.astype(bool), a, seat
             if who is not None and names[who[seat]] != "teacher":
