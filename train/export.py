@@ -3,7 +3,7 @@
 SOURCE is an SB3 zip (``MaskablePPO``, or ``PPO`` trained on the same spaces),
 ``pretrained`` (the policy shipped at ``agents/pretrained/policy.zip``), or an RLlib
 checkpoint folder written by ``rummy train --backend rllib`` (``checkpoints/iter_N``;
-exported by ``rummy_env.train.rllib.export_rllib_checkpoint``, which needs ``ray[rllib]``).
+exported by ``export_rllib_checkpoint``, which needs ``ray[rllib]``).
 
 ``policy.onnx`` (opset 18, one dynamic ``batch`` axis):
 
@@ -305,7 +305,7 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
 
     Args:
         model_or_path: an SB3 ``MaskablePPO``/``PPO`` model, the path of its zip, or the
-            folder of an RLlib checkpoint (``rummy_env.train.rllib.export_rllib_checkpoint``).
+            folder of an RLlib checkpoint (``export_rllib_checkpoint``).
         out_dir: the directory to write (created if needed; the two files are replaced).
         rules: the rules it was trained on (preset name, ``Rules`` or dict); ``None``
             reads ``rummy_config.json`` beside the zip, else assumes ``classic``.
@@ -360,15 +360,50 @@ def write_policy_dir(graph: Any, spec: dict[str, Any], obs_dim: int, out: Path) 
 
 
 def _export_rllib(path: Path, out_dir: str | os.PathLike, rules: Any) -> dict:
-    """A folder SOURCE: an RLlib checkpoint (``rummy_env.train.rllib.export_rllib_checkpoint``)."""
+    """A folder SOURCE: an RLlib checkpoint (``export_rllib_checkpoint``)."""
     try:
-        from .rllib import export_rllib_checkpoint
+        from . import rllib  # noqa: F401  (imports ray only when it loads the module)
     except ImportError as e:
         raise ValueError(
             f"{path} is a folder, taken as an RLlib checkpoint; exporting one needs the rllib extra "
             f"(pip install 'rummy-env[rllib]'): {e}"
         ) from None
     return export_rllib_checkpoint(path, out_dir, rules=rules)
+
+
+def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathLike,
+                            rules: Rules | str | dict | None = None) -> dict[str, Any]:
+    """Export the learner policy of an RLlib checkpoint to ``out_dir/policy.onnx`` and
+    ``out_dir/spec.json``, the format of ``rummy_env.train.export`` (same graph inputs/outputs,
+    same spec). Needs ray[rllib]. The rules come from the checkpoint's ``rummy_config.json`` unless given.
+
+    Raises:
+        ValueError: not an RLlib checkpoint of this trainer, or a module whose sizes do
+            not match the rules.
+    """
+    from .rllib import STATE_FILE, check_checkpoint, load_actor
+
+    p = Path(ckpt_dir)
+    check_checkpoint(p)
+    if rules is None:
+        rules_obj, rules_source = find_rules(p / STATE_FILE)  # reads rummy_config.json beside it
+    else:
+        rules_obj, rules_source = make_rules(rules), "given to export_rllib_checkpoint"
+    net = load_actor(p)
+    want = obs_size(rules_obj.num_players)
+    import torch
+
+    with torch.no_grad():
+        try:
+            out = net(torch.zeros(1, want))
+        except Exception as e:  # noqa: BLE001
+            raise ValueError(f"the policy in {p} does not take observations of size {want} "
+                             f"({rules_source}): {e}") from None
+    if tuple(out.shape) != (1, NUM_ACTIONS):
+        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {NUM_ACTIONS}")
+    spec = build_spec(rules_obj, rules_source, want, f"rllib:{p}")
+    write_policy_dir(masked_graph(net), spec, want, Path(out_dir))
+    return spec
 
 
 # ---------------------------------------------------------------------------- command line

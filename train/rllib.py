@@ -452,45 +452,6 @@ def load_actor(ckpt: str | os.PathLike) -> Any:
     return m.ActorLogits(module).eval()
 
 
-def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathLike,
-                            rules: Rules | str | dict | None = None) -> dict[str, Any]:
-    """Export the learner policy of an RLlib checkpoint to ``out_dir/policy.onnx`` and
-    ``out_dir/spec.json``, the format of ``rummy_env.train.export`` (same graph inputs/outputs,
-    same spec). The rules come from the checkpoint's ``rummy_config.json`` unless given.
-
-    Raises:
-        ValueError: not an RLlib checkpoint of this trainer, or a module whose sizes do
-            not match the rules.
-    """
-    from rummy_env.actions import NUM_ACTIONS
-    from rummy_env.env import make_rules as _make_rules
-    from rummy_env.observation import obs_size
-
-    from . import export as ex
-
-    p = Path(ckpt_dir)
-    check_checkpoint(p)
-    if rules is None:
-        rules_obj, rules_source = ex.find_rules(p / STATE_FILE)  # reads rummy_config.json beside it
-    else:
-        rules_obj, rules_source = _make_rules(rules), "given to export_rllib_checkpoint"
-    net = load_actor(p)
-    want = obs_size(rules_obj.num_players)
-    import torch
-
-    with torch.no_grad():
-        try:
-            out = net(torch.zeros(1, want))
-        except Exception as e:  # noqa: BLE001
-            raise ValueError(f"the policy in {p} does not take observations of size {want} "
-                             f"({rules_source}): {e}") from None
-    if tuple(out.shape) != (1, NUM_ACTIONS):
-        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {NUM_ACTIONS}")
-    spec = ex.build_spec(rules_obj, rules_source, want, f"rllib:{p}")
-    ex.write_policy_dir(ex.masked_graph(net), spec, want, Path(out_dir))
-    return spec
-
-
 # ---------------------------------------------------------------------------- entry point
 
 def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
