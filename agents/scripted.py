@@ -1,4 +1,5 @@
-"""Scripted baseline agents: ``RandomAgent``, ``GreedyAgent`` and ``HeuristicAgent``.
+"""Scripted baseline agents: ``GreedyAgent`` and ``HeuristicAgent`` (``RandomAgent`` is
+``rummy_env.observation.RandomAgent``, re-exported by ``rummy_env.agents``).
 
 Each reads only its observation and action mask (through ``rummy_env.observation.PlayerView``),
 returns one legal action id per call, and is deterministic given ``seed(s)``. They
@@ -181,37 +182,6 @@ def layoff_closure(cards: int, acc_set: int, acc_low: int, acc_high: int, aces: 
 
 
 # ----------------------------------------------------------------- agents
-
-class RandomAgent:
-    """Plays a uniformly random legal action.
-
-    ``act(observation, action_mask) -> int``; deterministic given ``seed(s)``.
-    """
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self._rng = random.Random(seed)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Reseed the agent's random generator (``None``: fresh entropy)."""
-        self._rng = random.Random(seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """A uniformly random action among those whose mask entry is 1.
-
-        Args:
-            observation: the seat's observation vector (unused).
-            action_mask: int8 ``(579,)``, 1 = legal.
-
-        Raises:
-            ValueError: no action is legal (the seat is not to move).
-        """
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("no legal action in the mask: this seat is not to move")
-        return int(legal[self._rng.randrange(legal.size)])
-
 
 class _Scripted:
     """Shared plumbing of the scripted agents: seeding, the decoded view, fallbacks."""

@@ -398,13 +398,7 @@ def unique_names(specs: Sequence[AgentSpec]) -> list[str]:
 
 
 def _resolve_rules(rules: Any, players: int | None) -> Rules:
-    from rummy_env.env import make_rules
-
-    if players is None:
-        return make_rules(rules)
-    if isinstance(rules, str):
-        return Rules.preset(rules, num_players=players)
-    return make_rules(rules, num_players=players)
+    return Rules.make(rules, num_players=players)
 
 
 def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: int = 200, seed: int = 0,

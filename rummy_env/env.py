@@ -37,22 +37,6 @@ from .observation import Encoder, action_mask, obs_size
 from .rules import Rules
 
 
-def make_rules(rules: str | Rules | dict = "classic", **overrides: Any) -> Rules:
-    """Rules from a preset name, a ``Rules`` or a STATE-style dict, with option overrides.
-
-    Raises:
-        ValueError: unknown preset, unknown option or a bad value.
-    """
-    if isinstance(rules, Rules):
-        return rules.replace(**overrides) if overrides else rules
-    if isinstance(rules, str):
-        return Rules.preset(rules, **overrides)
-    if isinstance(rules, dict):
-        base = Rules.from_json(rules)
-        return base.replace(**overrides) if overrides else base
-    raise ValueError(f"rules must be a preset name, a Rules or a dict of options, got {type(rules).__name__}")
-
-
 class raw_env(AECEnv):
     """Straight Rummy as a PettingZoo AEC environment (no wrappers).
 
@@ -84,7 +68,7 @@ class raw_env(AECEnv):
         **rule_overrides: Any,
     ) -> None:
         super().__init__()
-        self.rules = make_rules(rules, **rule_overrides)
+        self.rules = Rules.make(rules, **rule_overrides)
         self._base_rules = self.rules
         if render_mode not in (None, "human", "ansi"):
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")

@@ -4,7 +4,8 @@ the decoding of both into named pieces.
 The observation layout is declared once as named pieces (``layout(n)``);
 ``Encoder.encode(state, seat)`` writes it, ``PlayerView(observation, action_mask)``
 reads it back (for scripted agents), and ``action_mask(legal)`` turns the engine's
-legal list into the int8 mask every caller hands an agent. The scales the scalars
+legal list into the int8 mask every caller hands an agent; ``RandomAgent`` plays a
+uniformly random action of that mask. The scales the scalars
 are divided by are the named constants below, shared by the encoder and the view;
 the player count of an observation comes from its length through ``players_for``.
 
@@ -19,6 +20,7 @@ The README's observation table is generated from ``layout(n)``.
 """
 from __future__ import annotations
 
+import random
 from functools import lru_cache
 
 import numpy as np
@@ -436,8 +438,43 @@ class PlayerView:
                 f"stock={self.stock_size}, legal={len(self.legal)})")
 
 
+# ---------------------------------------------------------------- the simplest agent
+
+class RandomAgent:
+    """Plays a uniformly random legal action: the one random agent of the project
+    (``make_agent("random")``, ``SingleAgentEnv``'s default opponents).
+
+    ``act(observation, action_mask) -> int``; reads the mask only; deterministic
+    given ``seed(s)`` (a ``random.Random`` stream).
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reseed the agent's random generator (``None``: fresh entropy)."""
+        self._rng = random.Random(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A uniformly random action among those whose mask entry is 1.
+
+        Args:
+            observation: the seat's observation vector (unused).
+            action_mask: int8 ``(579,)``, 1 = legal.
+
+        Raises:
+            ValueError: no action is legal (the seat is not to move).
+        """
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("no legal action in the mask: this seat is not to move")
+        return int(legal[self._rng.randrange(legal.size)])
+
+
 __all__ = [
     "layout", "obs_size", "offsets", "players_for", "num_card_planes", "Encoder", "rule_features",
-    "decode_cards", "action_mask", "PlayerView", "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
+    "decode_cards", "action_mask", "PlayerView", "RandomAgent", "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
     "SCORE_SCALE", "HAND_SCALE", "MULTIPLIER_SCALE", "ACES_ORDER", "MIN_PLAYERS", "MAX_PLAYERS",
 ]

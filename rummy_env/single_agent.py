@@ -2,7 +2,7 @@
 
 One seat learns; the other seats are played by agent objects (API.md's agent
 protocol: ``act(observation, action_mask) -> int``) or, with ``opponents=None``,
-by uniformly random legal moves.
+by uniformly random legal moves (``rummy_env.observation.RandomAgent``).
 """
 from __future__ import annotations
 
@@ -14,22 +14,7 @@ import numpy as np
 from . import engine
 from .actions import NUM_ACTIONS
 from .env import raw_env
-
-
-class RandomLegalAgent:
-    """Plays a uniformly random legal action (seeded)."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def seed(self, seed: int | None) -> None:
-        """Reseed the generator (``None``: fresh entropy)."""
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """A uniformly random id among the mask's ones (int8 ``(579,)``)."""
-        legal = np.flatnonzero(action_mask)
-        return int(legal[self.rng.integers(len(legal))])
+from .observation import RandomAgent
 
 
 class SingleAgentEnv(gym.Env):
@@ -72,7 +57,7 @@ class SingleAgentEnv(gym.Env):
         self.learner_seat = learner_seat
         self.opponents = opponents
         self._check_opponents(opponents)
-        self._random = RandomLegalAgent()
+        self._random = RandomAgent()
         self.observation_space = self.env.observation_space("player_0")["observation"]
         self.action_space = self.env.action_space("player_0")
         self.illegal_penalty = float(illegal_penalty)

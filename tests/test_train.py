@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from rummy_env import Rules, engine, state_json  # noqa: E402
-from rummy_env.single_agent import RandomLegalAgent  # noqa: E402
+from rummy_env.agents import RandomAgent  # noqa: E402
 from rummy_env.train.config import TrainConfig  # noqa: E402
 from rummy_env.train.pool import OpponentPool  # noqa: E402
 from rummy_env.train.trainer import CheckpointError, Trainer, load_checkpoint  # noqa: E402
@@ -109,7 +109,7 @@ def _going_out_position() -> dict:
 @pytest.mark.parametrize("reward,expected", [("points", 0.24), ("win", 1.0)])
 def test_learner_reward_is_its_own_seat(reward, expected):
     pos = _going_out_position()
-    pool = OpponentPool({"random": 1.0}, 1, 0.5, {"random": RandomLegalAgent(0)})
+    pool = OpponentPool({"random": 1.0}, 1, 0.5, {"random": RandomAgent(0)})
     venv = SelfPlayVecEnv(Rules.preset("classic"), pool, n_envs=1, seed=0, reward_scale=0.01, reward=reward)
     venv.reset()
     g = venv.games[0]

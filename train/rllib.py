@@ -112,11 +112,6 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, object_sto
 
 # ---------------------------------------------------------------------------- the algorithm
 
-def make_rules(cfg: TrainConfig) -> Rules:
-    kw = {} if cfg.num_players is None else {"num_players": cfg.num_players}
-    return Rules.preset(cfg.rules, **kw)
-
-
 def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_per_env_runner: int = 1) -> Any:
     """The RLlib ``PPOConfig`` for a ``TrainConfig``."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -191,7 +186,7 @@ class RLlibTrainer:
             raise ValueError(f"--num-env-runners must be >= 1, got {num_env_runners}")
         self.m = m
         self.cfg = cfg
-        self.rules = make_rules(cfg)
+        self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck_state = check_checkpoint(resume, self.rules) if resume else None
@@ -466,7 +461,7 @@ def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
         raise ValueError(f"--envs-per-env-runner must be >= 1, got {n_envs}")
     resume = getattr(args, "resume", None)
     if resume:
-        check_checkpoint(resume, make_rules(cfg))
+        check_checkpoint(resume, Rules.make(cfg.rules, num_players=cfg.num_players))
     started = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
     ray = init_ray(address, num_cpus=(n_runners + 1) if address is None else None)
     trainer = None
