@@ -22,7 +22,7 @@ import numpy as np
 
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
-from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, melds_in
+from rummy_env.melds import MELD_MASK, accepts_after, melds_in
 from rummy_env.observation import PlayerView
 
 FULL = (1 << 52) - 1
@@ -139,26 +139,6 @@ def best_partition(hand: int, aces: str, ace_points: int = 1) -> tuple[int, tupl
         _PART_CACHE.clear()
     _PART_CACHE[key] = res
     return res
-
-
-def _table_after(melds: tuple[int, ...], acc_set: int, acc_low: int, acc_high: int, aces: str):
-    """Accept masks of the table once the melds ``melds`` (catalogue ids) are laid down."""
-    for m in melds:
-        if MELD_KIND[m] == SET:
-            mm = MELD_MASK[m]
-            if mm.bit_count() == 3:
-                acc_set |= RANK_MASKS[MELD_KEY[m]] & ~mm
-            continue
-        lo, hi, s = MELD_LO[m], MELD_HI[m], MELD_KEY[m]
-        if hi - lo + 1 >= 13:
-            continue
-        p = lo - 1
-        if p >= 0 and not (p == 0 and aces == "high"):
-            acc_low |= 1 << (s * 13 + p)
-        p = hi + 1
-        if p <= 13 and not (p == 13 and aces == "low"):
-            acc_high |= 1 << (s * 13 + p % 13)
-    return acc_set, acc_low, acc_high
 
 
 def layoff_closure(cards: int, acc_set: int, acc_low: int, acc_high: int, aces: str) -> int:
@@ -352,7 +332,7 @@ class HeuristicAgent(_Scripted):
             return True
         if not v.layoffs:
             return False
-        s, lo, hi = _table_after(ids, v.acc_set, v.acc_low, v.acc_high, v.aces)
+        s, lo, hi = accepts_after(ids, v.acc_set, v.acc_low, v.acc_high, v.aces)
         return bool(layoff_closure(h2 & ~pm, s, lo, hi, v.aces) & ub)
 
     def _play(self, v: PlayerView) -> int:
@@ -364,7 +344,7 @@ class HeuristicAgent(_Scripted):
             pm |= MELD_MASK[m]
         dead_wood = hand & ~pm
         if v.layoffs:
-            s, lo, hi = _table_after(ids, v.acc_set, v.acc_low, v.acc_high, aces)
+            s, lo, hi = accepts_after(ids, v.acc_set, v.acc_low, v.acc_high, aces)
             placed = layoff_closure(dead_wood, s, lo, hi, aces)
         else:
             placed = 0

@@ -27,8 +27,8 @@ from .actions import (
     action_text,
     parse_action,
 )
-from .cards import CARD_TEXT, NUM_CARDS, RANK_MASKS, cards_of, mask_points
-from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, melds_in
+from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_points
+from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, meld_accepts, melds_in
 from .rules import Rules
 
 DRAW, PLAY = 0, 1
@@ -197,22 +197,14 @@ def _deal(s: GameState) -> None:
 # ---------------------------------------------------------------- table arithmetic
 
 def _compute_accept(melds: list[Meld], aces: str) -> tuple[int, int, int]:
-    """Masks of the cards the table takes: on a set, at a run's low end, at its high end."""
+    """Masks of the cards the table takes (``GameState.accept``): on a set, at a run's low
+    end, at its high end; ``melds.meld_accepts`` of each meld."""
     acc_set = acc_low = acc_high = 0
     for m in melds:
-        if m.kind == SET:
-            if m.mask.bit_count() == 3:
-                acc_set |= RANK_MASKS[m.key] & ~m.mask
-            continue
-        if m.hi - m.lo + 1 >= 13:
-            continue
-        base = m.key * 13
-        p = m.lo - 1
-        if p >= 0 and not (p == 0 and aces == "high"):
-            acc_low |= 1 << (base + p)
-        p = m.hi + 1
-        if p <= 13 and not (p == 13 and aces == "low"):
-            acc_high |= 1 << (base + p % 13)
+        a, b, c = meld_accepts(m.kind, m.key, m.mask, m.lo, m.hi, aces)
+        acc_set |= a
+        acc_low |= b
+        acc_high |= c
     return acc_set, acc_low, acc_high
 
 
