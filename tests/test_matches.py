@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 from rummy_env.eval import cli as eval_cli
 from rummy_env.eval.tournament import (
     _agent_stats,
@@ -33,7 +33,7 @@ def _deals_of_match(rules: Rules, seed: int, agents, max_hands: int = 40) -> lis
     st = engine.new_game(rules, seed=seed)
     deals = []
     for hand in range(1, max_hands + 1):
-        deals.append([sorted(h) for h in engine.to_json(st)["hands"]])
+        deals.append([sorted(h) for h in state_json.to_json(st)["hands"]])
         while not st.hand_over:
             mask = np.zeros(579, dtype=np.int8)
             mask[engine.legal_actions(st)] = 1
