@@ -18,13 +18,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .scripted import GreedyAgent, HeuristicAgent, RandomAgent
-from .view import PlayerView
+from rummy_env.observation import PlayerView, RandomAgent
 
-AGENT_NAMES = ("random", "greedy", "heuristic", "pretrained", "ppo:PATH", "onnx:DIR")
+from .scripted import GreedyAgent, HeuristicAgent
+
+BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
+AGENT_NAMES = (*BASELINES, "pretrained", "ppo:PATH", "onnx:DIR")
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
 
-_SCRIPTED = {"random": RandomAgent, "greedy": GreedyAgent, "heuristic": HeuristicAgent}
+_SCRIPTED = dict(zip(BASELINES, (RandomAgent, GreedyAgent, HeuristicAgent)))
 
 
 def _allowed() -> str:
@@ -93,4 +95,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "AGENT_NAMES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]

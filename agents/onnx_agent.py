@@ -127,13 +127,16 @@ class OnnxAgent:
         if obs.ndim == 1:
             obs, mask = obs[None], mask[None]
         if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
-            from rummy_env.observation import obs_size
+            from rummy_env.observation import players_for
 
-            players = {obs_size(n): n for n in range(2, 7)}
             why = ""
-            if obs.ndim == 2 and obs.shape[1] in players:
+            try:
+                players = players_for(obs.shape[1]) if obs.ndim == 2 else None
+            except ValueError:
+                players = None
+            if players is not None:
                 why = (f": this policy was trained for a {self.spec['rules']['num_players']}-player table, "
-                       f"and this observation is from a {players[obs.shape[1]]}-player table")
+                       f"and this observation is from a {players}-player table")
             raise ValueError(f"observation must have shape ({self.obs_dim},) or (batch, {self.obs_dim}), "
                              f"got {obs.shape}{why}")
         if mask.shape != (obs.shape[0], NUM_ACTIONS):

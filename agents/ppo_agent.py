@@ -15,6 +15,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .masking import mask_logits
+
 # Release 0.1 installed agents/, train/ and eval/ as top-level packages, so the
 # policy zips it saved pickle classes such as ``train.policy.FastMaskablePolicy``.
 _LEGACY_PACKAGES = ("agents", "train", "eval")
@@ -66,7 +68,7 @@ class PPOAgent:
     """Acts greedily with a saved SB3 policy: the most probable legal action.
 
     The policy's action logits are computed for the observation, every masked-out
-    action is set to ``-inf``, and the arg-max is returned (ties: lowest id), so the
+    action is set to ``MASK_FILL`` (``rummy_env.agents.masking``), and the arg-max is returned (ties: lowest id), so the
     agent is deterministic and ``seed`` has no effect.
 
     Args:
@@ -151,5 +153,5 @@ class PPOAgent:
         if not mask.any():
             raise ValueError("no legal action in the mask: this seat is not to move")
         lg = self.logits(obs)
-        lg = np.where(mask[: lg.shape[0]], lg, -np.inf)
+        lg = mask_logits(lg, mask[: lg.shape[0]])
         return int(np.argmax(lg))

@@ -1,6 +1,7 @@
-"""Scripted baseline agents: ``RandomAgent``, ``GreedyAgent`` and ``HeuristicAgent``.
+"""Scripted baseline agents: ``GreedyAgent`` and ``HeuristicAgent`` (``RandomAgent`` is
+``rummy_env.observation.RandomAgent``, re-exported by ``rummy_env.agents``).
 
-Each reads only its observation and action mask (through ``rummy_env.agents.view.PlayerView``),
+Each reads only its observation and action mask (through ``rummy_env.observation.PlayerView``),
 returns one legal action id per call, and is deterministic given ``seed(s)``. They
 are written for speed (52-bit int masks, cached meld partitions) because they run
 as training opponents millions of times.
@@ -21,9 +22,8 @@ import numpy as np
 
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
-from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, melds_in
-
-from .view import PlayerView
+from rummy_env.melds import MELD_MASK, accepts_after, melds_in
+from rummy_env.observation import PlayerView
 
 FULL = (1 << 52) - 1
 _LOW13 = (1 << 13) - 1
@@ -141,26 +141,6 @@ def best_partition(hand: int, aces: str, ace_points: int = 1) -> tuple[int, tupl
     return res
 
 
-def _table_after(melds: tuple[int, ...], acc_set: int, acc_low: int, acc_high: int, aces: str):
-    """Accept masks of the table once the melds ``melds`` (catalogue ids) are laid down."""
-    for m in melds:
-        if MELD_KIND[m] == SET:
-            mm = MELD_MASK[m]
-            if mm.bit_count() == 3:
-                acc_set |= RANK_MASKS[MELD_KEY[m]] & ~mm
-            continue
-        lo, hi, s = MELD_LO[m], MELD_HI[m], MELD_KEY[m]
-        if hi - lo + 1 >= 13:
-            continue
-        p = lo - 1
-        if p >= 0 and not (p == 0 and aces == "high"):
-            acc_low |= 1 << (s * 13 + p)
-        p = hi + 1
-        if p <= 13 and not (p == 13 and aces == "low"):
-            acc_high |= 1 << (s * 13 + p % 13)
-    return acc_set, acc_low, acc_high
-
-
 def layoff_closure(cards: int, acc_set: int, acc_low: int, acc_high: int, aces: str) -> int:
     """The cards of ``cards`` that can be laid off one after another on a table whose
     accept masks are given (a card laid on a run's end opens the next one)."""
@@ -182,37 +162,6 @@ def layoff_closure(cards: int, acc_set: int, acc_low: int, acc_high: int, aces: 
 
 
 # ----------------------------------------------------------------- agents
-
-class RandomAgent:
-    """Plays a uniformly random legal action.
-
-    ``act(observation, action_mask) -> int``; deterministic given ``seed(s)``.
-    """
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self._rng = random.Random(seed)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Reseed the agent's random generator (``None``: fresh entropy)."""
-        self._rng = random.Random(seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """A uniformly random action among those whose mask entry is 1.
-
-        Args:
-            observation: the seat's observation vector (unused).
-            action_mask: int8 ``(579,)``, 1 = legal.
-
-        Raises:
-            ValueError: no action is legal (the seat is not to move).
-        """
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("no legal action in the mask: this seat is not to move")
-        return int(legal[self._rng.randrange(legal.size)])
-
 
 class _Scripted:
     """Shared plumbing of the scripted agents: seeding, the decoded view, fallbacks."""
@@ -383,7 +332,7 @@ class HeuristicAgent(_Scripted):
             return True
         if not v.layoffs:
             return False
-        s, lo, hi = _table_after(ids, v.acc_set, v.acc_low, v.acc_high, v.aces)
+        s, lo, hi = accepts_after(ids, v.acc_set, v.acc_low, v.acc_high, v.aces)
         return bool(layoff_closure(h2 & ~pm, s, lo, hi, v.aces) & ub)
 
     def _play(self, v: PlayerView) -> int:
@@ -395,7 +344,7 @@ class HeuristicAgent(_Scripted):
             pm |= MELD_MASK[m]
         dead_wood = hand & ~pm
         if v.layoffs:
-            s, lo, hi = _table_after(ids, v.acc_set, v.acc_low, v.acc_high, aces)
+            s, lo, hi = accepts_after(ids, v.acc_set, v.acc_low, v.acc_high, aces)
             placed = layoff_closure(dead_wood, s, lo, hi, aces)
         else:
             placed = 0

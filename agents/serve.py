@@ -60,11 +60,11 @@ class PolicyService:
     """
 
     def __init__(self, policy_dir: str | Path) -> None:
-        from rummy_env.env import make_rules
+        from rummy_env.rules import Rules
 
         self.agent = OnnxAgent(str(policy_dir))
         self.spec = self.agent.spec
-        self.rules = make_rules(self.spec["rules"]["json"])
+        self.rules = Rules.make(self.spec["rules"]["json"])
         self.num_players = self.rules.num_players
         gen = self.spec["rules"].get("generalises", False)
         if not isinstance(gen, bool):
@@ -80,14 +80,14 @@ class PolicyService:
                 another player count, or it is not a legal position with a move to make.
         """
         from rummy_env import rummy_v0
-        from rummy_env.env import make_rules
+        from rummy_env.rules import Rules
 
         if not isinstance(position, dict):
             raise PositionRejected(f"a position is a JSON object (API.md STATE), got {type(position).__name__}")
         rules = self.rules
         if position.get("rules") is not None:
             try:
-                rules = make_rules(position["rules"])
+                rules = Rules.make(position["rules"])
             except (ValueError, TypeError) as e:
                 raise PositionRejected(f"rules: {e}") from None
         if rules.num_players != self.num_players:

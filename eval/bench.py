@@ -26,8 +26,9 @@ OpenSpiel and PettingZoo's dead steps after the end are not counted) and a *hand
 as one episode from the deal to its end; the PettingZoo loops also make the dead
 steps (``step(None)`` for each terminated agent), as ``agent_iter`` would.
 
-``rummy bench train`` calls ``rummy_env.train.bench.run(args)`` (written with the training
-code); without it, it says that training benchmarks need the ``train`` extra.
+``rummy bench train`` is ``rummy_env.train.bench`` (the training layer), which also
+builds the ``rummy bench`` command from ``add_env_arguments`` and ``run_env`` here: this
+module imports nothing from ``rummy_env.train``.
 
 Run as ``rummy bench env`` or ``python -m rummy_env.eval.bench env``. Numbers are never
 asserted by tests: performance is measured here only.
@@ -36,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import math
 import os
@@ -373,13 +373,12 @@ def _print_tables(results: list[Result], notes: list[str], plain: bool) -> None:
 
 # ---------------------------------------------------------------- the command
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``rummy bench`` (``env`` and ``train`` sub-modes)."""
-    sub = parser.add_subparsers(dest="bench_mode", metavar="env|train")
-    sub.required = True
-    p = sub.add_parser("env", help="random legal play through the engine, raw_env, env() and SingleAgentEnv, "
-                                   "and the peers when importable",
-                       description="Decisions/s and hands/s of random legal play (the median of several runs).")
+ENV_HELP = "random legal play through the engine, raw_env, env() and SingleAgentEnv, and the peers when importable"
+ENV_DESCRIPTION = "Decisions/s and hands/s of random legal play (the median of several runs)."
+
+
+def add_env_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``rummy bench env``."""
     p.add_argument("--players", type=int, nargs="+", default=[2, 4, 6], metavar="N",
                    help="player counts to measure (default: 2 4 6); the peers run at 2 only")
     p.add_argument("--seconds", type=float, default=3.0, help="length of one run in seconds (default 3)")
@@ -394,23 +393,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="pin this process to one CPU core (Linux) for steadier numbers")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
     p.add_argument("--plain", action="store_true", help="a plain-text table instead of rich")
-    t = sub.add_parser("train", help="training throughput (provided by rummy_env.train.bench; needs the train extra)",
-                       description="Training benchmarks: provided by rummy_env.train.bench when the train extra is installed.")
-    # rummy_env.train.bench imports torch only when it measures, so its flags are cheap to add
-    if _find_spec("rummy_env.train.bench") is not None:
-        try:
-            tb = importlib.import_module("rummy_env.train.bench")
-        except ImportError:
-            tb = None
-        if tb is not None and hasattr(tb, "add_arguments"):
-            tb.add_arguments(t)
 
 
-def _find_spec(name: str) -> Any:
-    try:
-        return importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``python -m rummy_env.eval.bench``: the ``env`` mode alone (``rummy bench``
+    adds ``train`` through ``rummy_env.train.bench``)."""
+    sub = parser.add_subparsers(dest="bench_mode", metavar="env")
+    sub.required = True
+    add_env_arguments(sub.add_parser("env", help=ENV_HELP, description=ENV_DESCRIPTION))
 
 
 def check_json_path(path: str | None) -> None:
@@ -486,21 +476,8 @@ def run_env(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_train(args: argparse.Namespace) -> int:
-    """``rummy bench train``: hand over to ``rummy_env.train.bench.run(args)`` when it exists."""
-    try:
-        tb = importlib.import_module("rummy_env.train.bench")
-    except ImportError as e:
-        print(f"training benchmarks need the train extra (pip install 'rummy-env[train]') "
-              f"and the train package's bench module: {e}", file=sys.stderr)
-        return 1
-    return int(tb.run(args) or 0)
-
-
 def main(args: argparse.Namespace) -> int:
-    """Entry point of ``rummy bench``; returns the exit code."""
-    if args.bench_mode == "train":
-        return run_train(args)
+    """Entry point of ``python -m rummy_env.eval.bench env``; returns the exit code."""
     return run_env(args)
 
 

@@ -189,13 +189,13 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError(f"--out {args.out!r} cannot be used as an output folder: {e}") from None
 
     from rummy_env.agents import make_agent
-    from rummy_env.env import make_rules
+    from rummy_env.rules import Rules
 
     if len(args.agents) < 2:
         raise ValueError("--agents needs at least two agents")
     for nm in args.agents:
         make_agent(nm)
-    rules = make_rules(args.rules) if args.players is None else make_rules(args.rules, num_players=args.players)
+    rules = Rules.make(args.rules, num_players=args.players)
     if args.matches and rules.target is None:
         raise ValueError(f"rules {args.rules!r} play a single hand; --matches needs a preset with a target")
     n_tables = len(make_tables(len(args.agents), rules.num_players))

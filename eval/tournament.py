@@ -22,8 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from rummy_env import engine
-from rummy_env.actions import NUM_ACTIONS
-from rummy_env.observation import Encoder
+from rummy_env.observation import Encoder, action_mask
 from rummy_env.rules import Rules
 
 Z95 = 1.959963984540054
@@ -195,9 +194,7 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
     while True:
         while not st.hand_over:
             p = st.current
-            legal = engine.legal_actions(st)
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            mask[legal] = 1
+            mask = action_mask(engine.legal_actions(st))
             a = agents[p].act(enc.encode(st, p), mask)
             try:
                 engine.apply(st, int(a))
@@ -401,13 +398,7 @@ def unique_names(specs: Sequence[AgentSpec]) -> list[str]:
 
 
 def _resolve_rules(rules: Any, players: int | None) -> Rules:
-    from rummy_env.env import make_rules
-
-    if players is None:
-        return make_rules(rules)
-    if isinstance(rules, str):
-        return Rules.preset(rules, num_players=players)
-    return make_rules(rules, num_players=players)
+    return Rules.make(rules, num_players=players)
 
 
 def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: int = 200, seed: int = 0,

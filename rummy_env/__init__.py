@@ -15,7 +15,7 @@ def __getattr__(name):  # lazy: the engine alone must not import gymnasium/petti
 
         return importlib.import_module(".rummy_v0", __name__)
     if name == "SingleAgentEnv":
-        from .wrappers import SingleAgentEnv
+        from .single_agent import SingleAgentEnv
 
         return SingleAgentEnv
     raise AttributeError(name)

@@ -8,7 +8,7 @@ is the engine's whole representation of card sets.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
@@ -25,16 +25,6 @@ SUIT_MASKS: tuple[int, ...] = tuple(((1 << 13) - 1) << (13 * s) for s in range(4
 
 class CardError(ValueError):
     """A card text or card number that names no card."""
-
-
-def rank_of(card: int) -> int:
-    """Rank index 0..12 (A..K) of a card number."""
-    return card % 13
-
-
-def suit_of(card: int) -> int:
-    """Suit index 0..3 (C, D, H, S) of a card number."""
-    return card // 13
 
 
 def card_points(card: int, ace_points: int = 1) -> int:
@@ -93,14 +83,6 @@ def cards_of(mask: int) -> list[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
-
-
-def iter_cards(mask: int) -> Iterator[int]:
-    """Iterate the card numbers of a mask in increasing order."""
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
 
 
 def mask_points(mask: int, ace_points: int = 1) -> int:

@@ -16,7 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("rummy_env.train.export", "export a trained policy to policy.onnx + spec.json"),
     "serve": ("rummy_env.agents.serve", "serve an exported policy over HTTP on 127.0.0.1"),
     "play": ("rummy_env.agents.play", "play against an agent in the terminal"),
-    "bench": ("rummy_env.eval.bench", "speed benchmarks of the env and of training"),
+    "bench": ("rummy_env.train.bench", "speed benchmarks of the env and of training"),
 }
 
 

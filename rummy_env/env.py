@@ -29,31 +29,12 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from . import engine
+from . import engine, state_json
 from .actions import NUM_ACTIONS, action_text
 from .cards import CARD_TEXT, cards_of, sort_key
 from .engine import GameState, IllegalActionError
-from .observation import Encoder, obs_size
+from .observation import Encoder, action_mask, obs_size
 from .rules import Rules
-
-
-_ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
-
-
-def make_rules(rules: str | Rules | dict = "classic", **overrides: Any) -> Rules:
-    """Rules from a preset name, a ``Rules`` or a STATE-style dict, with option overrides.
-
-    Raises:
-        ValueError: unknown preset, unknown option or a bad value.
-    """
-    if isinstance(rules, Rules):
-        return rules.replace(**overrides) if overrides else rules
-    if isinstance(rules, str):
-        return Rules.preset(rules, **overrides)
-    if isinstance(rules, dict):
-        base = Rules.from_json(rules)
-        return base.replace(**overrides) if overrides else base
-    raise ValueError(f"rules must be a preset name, a Rules or a dict of options, got {type(rules).__name__}")
 
 
 class raw_env(AECEnv):
@@ -87,7 +68,7 @@ class raw_env(AECEnv):
         **rule_overrides: Any,
     ) -> None:
         super().__init__()
-        self.rules = make_rules(rules, **rule_overrides)
+        self.rules = Rules.make(rules, **rule_overrides)
         self._base_rules = self.rules
         if render_mode not in (None, "human", "ansi"):
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
@@ -135,7 +116,7 @@ class raw_env(AECEnv):
             self._seeder = np.random.default_rng(seed)
         deal_seed = int(self._seeder.integers(2**63 - 1))
         if options and "state" in options:
-            st = engine.from_json(options["state"], rules=self._base_rules, seed=deal_seed)
+            st = state_json.from_json(options["state"], rules=self._base_rules, seed=deal_seed)
             if st.rules.num_players != self.rules.num_players:
                 raise ValueError(
                     f"the position is for {st.rules.num_players} players but this env has "
@@ -221,21 +202,10 @@ class raw_env(AECEnv):
     def _mask(self, seat: int) -> np.ndarray:
         """A fresh int8 action mask of ``seat``: ``engine.legal_actions`` for the mover,
         all zeros for everyone else and once the hand is over."""
-        mask = _ZERO_MASK.copy()
         st = self.state
         if seat == st.current and not st.hand_over:
-            legal = engine.legal_actions(st)
-            if len(legal) < 24:  # item assignment beats fancy indexing for short lists
-                for a in legal:
-                    mask[a] = 1
-            else:
-                mask[legal] = 1
-        return mask
-
-    def _encoded(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(observation, mask)`` of ``seat``; the observation is the internal cached
-        array (copy it before handing it out), the mask is fresh."""
-        return self._obs(seat), self._mask(seat)
+            return action_mask(engine.legal_actions(st))
+        return np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size(n),), "action_mask": int8 (579,)}`` for ``agent``;
@@ -255,7 +225,7 @@ class raw_env(AECEnv):
         Raises:
             RuntimeError: before the first ``reset``.
         """
-        return engine.to_json(self._started())
+        return state_json.to_json(self._started())
 
     def action_text(self, action: int) -> str:
         """The text of an action id, e.g. ``'meld 4H 5H 6H'``.

@@ -1,4 +1,13 @@
-"""The observation layout, declared once as named pieces, and ``encode(state, seat)``.
+"""What one seat sees: the observation layout, its encoder, the action mask and
+the decoding of both into named pieces.
+
+The observation layout is declared once as named pieces (``layout(n)``);
+``Encoder.encode(state, seat)`` writes it, ``PlayerView(observation, action_mask)``
+reads it back (for scripted agents), and ``action_mask(legal)`` turns the engine's
+legal list into the int8 mask every caller hands an agent; ``RandomAgent`` plays a
+uniformly random action of that mask. The scales the scalars
+are divided by are the named constants below, shared by the encoder and the view;
+the player count of an observation comes from its length through ``players_for``.
 
 An observation is a float32 vector seen from one seat; the other seats follow in
 turn order after it (``opp1`` is the next seat to play). All 52-card planes come
@@ -11,13 +20,24 @@ The README's observation table is generated from ``layout(n)``.
 """
 from __future__ import annotations
 
+import random
 from functools import lru_cache
 
 import numpy as np
 
-from .cards import cards_of
+from .actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS
+from .cards import CARD_TEXT, cards_of
 from .engine import PLAY, GameState
 from .rules import Rules
+
+# the scales the observation's scalars are divided by (the encoder and PlayerView share them)
+STOCK_SCALE = 52          # stock_size: cards in the stock / 52
+RECYCLE_SCALE = 4         # recycles, rule_max_recycles: / 4
+SCORE_SCALE = 100         # score, target, oppK_score: points / 100
+HAND_SCALE = 10           # oppK_hand_size, rule_cards_dealt: cards / 10
+MULTIPLIER_SCALE = 4      # rule_rummy_multiplier: / 4
+ACES_ORDER = ("low", "high", "either")  # the rule_aces one-hot order
+MIN_PLAYERS, MAX_PLAYERS = 2, 6  # player counts an observation can be for (Rules.num_players)
 
 # (name, size, meaning) for the seat's own and the public card planes
 _CARD_PLANES = (
@@ -37,32 +57,32 @@ _OPP_PLANES = (
 _SCALARS = (
     ("is_mover", 1, "1 when this seat is to move"),
     ("phase", 2, "one-hot: draw, play"),
-    ("stock_size", 1, "cards in the stock / 52"),
-    ("recycles", 1, "recycles made this hand / 4"),
+    ("stock_size", 1, f"cards in the stock / {STOCK_SCALE}"),
+    ("recycles", 1, f"recycles made this hand / {RECYCLE_SCALE}"),
     ("recycle_left", 1, "1 when another recycle is allowed (max_recycles)"),
     ("turn", 1, "turns completed this hand / max_turns"),
     ("has_melded", 1, "1 when this seat melded or laid off in an earlier turn (no going rummy)"),
-    ("score", 1, "own match total / 100"),
-    ("target", 1, "match target / 100 (0 for a single hand)"),
+    ("score", 1, f"own match total / {SCORE_SCALE}"),
+    ("target", 1, f"match target / {SCORE_SCALE} (0 for a single hand)"),
 )
 _OPP_SCALARS = (
-    ("hand_size", 1, "cards in this seat's hand / 10"),
+    ("hand_size", 1, f"cards in this seat's hand / {HAND_SCALE}"),
     ("has_melded", 1, "1 when this seat melded or laid off in an earlier turn"),
-    ("score", 1, "this seat's match total / 100"),
+    ("score", 1, f"this seat's match total / {SCORE_SCALE}"),
 )
 _RULE_SCALARS = (
     ("rule_aces", 3, "one-hot aces option: low, high, either"),
     ("rule_ace_points_11", 1, "1 when an ace left in hand counts 11"),
     ("rule_layoffs", 1, "1 when lay-offs are allowed"),
     ("rule_must_discard", 1, "1 when the last card must be a discard"),
-    ("rule_rummy_multiplier", 1, "rummy_multiplier / 4"),
+    ("rule_rummy_multiplier", 1, f"rummy_multiplier / {MULTIPLIER_SCALE}"),
     ("rule_rummy_needs_no_discard", 1, "1 when going rummy needs no final discard"),
     ("rule_penalty", 1, "1 under penalty scoring"),
     ("rule_turn_over", 1, "1 when the recycle turns the pile over unshuffled"),
-    ("rule_max_recycles", 2, "1 when recycles are unlimited; max_recycles / 4 otherwise"),
+    ("rule_max_recycles", 2, f"1 when recycles are unlimited; max_recycles / {RECYCLE_SCALE} otherwise"),
     ("rule_on_request", 1, "1 when an empty stock is recycled or ends the hand only on request"),
     ("rule_lowest_deadwood", 1, "1 when a dry or stalled hand pays the lowest deadwood"),
-    ("rule_cards_dealt", 1, "cards dealt / 10"),
+    ("rule_cards_dealt", 1, f"cards dealt / {HAND_SCALE}"),
 )
 
 
@@ -98,6 +118,25 @@ def offsets(num_players: int) -> dict[str, slice]:
     return {name: slice(off, off + size) for name, off, size, _ in layout(num_players)}
 
 
+@lru_cache(maxsize=None)
+def _players_by_size() -> dict[int, int]:
+    return {obs_size(n): n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+
+
+def players_for(obs_dim: int) -> int:
+    """The player count whose observation has ``obs_dim`` entries (the layout's
+    length, ``obs_size(n)``, differs for every ``n`` in 2..6).
+
+    Raises:
+        ValueError: no player count 2-6 has that size (the message lists the sizes).
+    """
+    n = _players_by_size().get(obs_dim)
+    if n is None:
+        raise ValueError(f"observation size {obs_dim} is not that of a 2-6 player table "
+                         f"({', '.join(str(k) for k in _players_by_size())})")
+    return n
+
+
 def num_card_planes(num_players: int) -> int:
     """Number of 52-wide card planes at the start of the observation: 8 + 2 per other seat."""
     return len(_CARD_PLANES) + len(_OPP_PLANES) * (num_players - 1)
@@ -108,11 +147,11 @@ def rule_features(rules: Rules) -> np.ndarray:
     """The ``rule_*`` scalars of the observation for ``rules`` (float32, length 15)."""
     mr = rules.max_recycles
     v = [
-        rules.aces == "low", rules.aces == "high", rules.aces == "either",
+        *(rules.aces == a for a in ACES_ORDER),
         rules.ace_points == 11, rules.layoffs, rules.must_discard_to_go_out,
-        rules.rummy_multiplier / 4, rules.rummy_needs_no_discard, rules.scoring == "penalty",
-        rules.recycle == "turn_over", mr is None, 0.0 if mr is None else mr / 4,
-        rules.dry_trigger == "on_request", rules.dry_hand == "lowest_deadwood", rules.cards_dealt / 10,
+        rules.rummy_multiplier / MULTIPLIER_SCALE, rules.rummy_needs_no_discard, rules.scoring == "penalty",
+        rules.recycle == "turn_over", mr is None, 0.0 if mr is None else mr / RECYCLE_SCALE,
+        rules.dry_trigger == "on_request", rules.dry_hand == "lowest_deadwood", rules.cards_dealt / HAND_SCALE,
     ]
     a = np.array(v, dtype=np.float32)
     a.flags.writeable = False
@@ -151,7 +190,7 @@ class Encoder:
         t[self.rule_off:] = rule_features(rules)
         self._template = t
         self._rules = rules
-        self._target = (rules.target or 0) / 100
+        self._target = (rules.target or 0) / SCORE_SCALE
         self._max_turns = rules.max_turns
         self._max_recycles = rules.max_recycles
 
@@ -191,15 +230,15 @@ class Encoder:
         sc = [
             1.0 if (state.current == seat and not state.hand_over) else 0.0,
             0.0 if play else 1.0, 1.0 if play else 0.0,
-            len(state.stock) / 52, state.recycles / 4,
+            len(state.stock) / STOCK_SCALE, state.recycles / RECYCLE_SCALE,
             1.0 if (mr is None or state.recycles < mr) else 0.0,
             state.turn / self._max_turns,
             1.0 if has_melded[seat] else 0.0,
-            scores[seat] / 100,
+            scores[seat] / SCORE_SCALE,
             self._target,
         ]
         for q in order:
-            sc += (hands[q].bit_count() / 10, 1.0 if has_melded[q] else 0.0, scores[q] / 100)
+            sc += (hands[q].bit_count() / HAND_SCALE, 1.0 if has_melded[q] else 0.0, scores[q] / SCORE_SCALE)
         out[self.card_len: self.rule_off] = sc
         return out
 
@@ -209,4 +248,233 @@ def decode_cards(vec: np.ndarray) -> list[int]:
     return [int(c) for c in np.flatnonzero(vec > 0.5)]
 
 
-__all__ = ["layout", "obs_size", "offsets", "Encoder", "rule_features", "decode_cards", "cards_of"]
+# ---------------------------------------------------------------- the action mask
+
+def action_mask(legal, dtype=np.int8, out: np.ndarray | None = None) -> np.ndarray:
+    """The action mask of a legal list: ``(579,)`` array, 1 at every id of ``legal``.
+
+    Args:
+        legal: the legal action ids (``engine.legal_actions(state)``), ints 0..578.
+        dtype: the mask's dtype when a new one is made (int8 as the env hands agents;
+            bool for sb3-contrib's ``action_masks()``).
+        out: a zeroed ``(579,)`` row to fill in place instead (e.g. one row of a
+            batch); it is returned.
+    """
+    mask = np.zeros(NUM_ACTIONS, dtype=dtype) if out is None else out
+    if len(legal) < 24:  # item assignment beats fancy indexing for short lists
+        for a in legal:
+            mask[a] = 1
+    else:
+        mask[legal] = 1
+    return mask
+
+
+# ---------------------------------------------------------------- decoding (what agents read)
+
+
+class _Index:
+    """Where ``PlayerView`` reads each scalar for one player count: positions
+    relative to the first scalar (``is_mover``), from the layout."""
+
+    def __init__(self, n: int) -> None:
+        start = {name: sl.start for name, sl in offsets(n).items()}
+        self.planes = num_card_planes(n)
+        self.plane = {name: i // 52 for name, i in start.items() if i < 52 * self.planes}
+        self.first = b = start["is_mover"]
+        self.opp_known = [start[f"opp{k}_known"] // 52 for k in range(1, n)]
+        self.opp_discards = [start[f"opp{k}_discards"] // 52 for k in range(1, n)]
+        self.rel = {name: i - b for name, i in start.items() if i >= b}
+        self.opp_hand_size = [self.rel[f"opp{k}_hand_size"] for k in range(1, n)]
+        self.opp_has_melded = [self.rel[f"opp{k}_has_melded"] for k in range(1, n)]
+        self.opp_score = [self.rel[f"opp{k}_score"] for k in range(1, n)]
+
+
+@lru_cache(maxsize=None)
+def _index(n: int) -> _Index:
+    return _Index(n)
+
+
+class PlayerView:
+    """A decoded observation of the seat to move (or of any seat).
+
+    Args:
+        observation: float32 array of shape ``(obs_size(n),)`` for some ``n`` in 2..6
+            (the player count is read from the length).
+        action_mask: int8 (or bool) array of shape ``(579,)``, 1 = legal.
+
+    Attributes (cards are ints 0..51; card sets are 52-bit int masks):
+        n: number of players. ``opp`` lists below are indexed ``k - 1`` for the
+            seat ``k`` places after this one in turn order.
+        hand, table, discard_below, acc_set, acc_low, acc_high, acc: masks (``acc``
+            is every card the table takes as a lay-off).
+        upcard, drawn: the top discard / the card taken from the discard pile this
+            turn, or -1.
+        opp_known, opp_discards: per opponent, masks of the cards it took from the
+            discard pile and still holds / discarded this hand.
+        opp_hand_size: per opponent, cards in hand (int). opp_has_melded: bools.
+        is_mover, phase (0 draw, 1 play), stock_size (int), recycles (int),
+        recycle_left (bool), turn_frac (turns / max_turns), has_melded (bool),
+        score, target, opp_score (points, floats).
+        aces ("low" / "high" / "either"), ace_points (1 or 11), layoffs,
+        must_discard, rummy_multiplier (int), rummy_needs_no_discard, penalty,
+        turn_over, max_recycles (int or None), on_request, lowest_deadwood,
+        cards_dealt (int): the rules as the observation states them.
+        legal: sorted list of legal action ids. can_draw_stock, can_draw_discard:
+        bools. discardable: mask of the cards a discard action may name.
+        meld_actions, layoff_actions: lists of legal meld / lay-off action ids.
+
+    Raises:
+        ValueError: the observation length is not that of any player count, or the
+            mask is not 579 long.
+    """
+
+    __slots__ = (
+        "n", "hand", "upcard", "discard_below", "drawn", "table", "acc_set", "acc_low", "acc_high", "acc",
+        "opp_known", "opp_discards", "opp_hand_size", "opp_has_melded", "opp_score",
+        "is_mover", "phase", "stock_size", "recycles", "recycle_left", "turn_frac", "has_melded",
+        "score", "target", "aces", "ace_points", "layoffs", "must_discard", "rummy_multiplier",
+        "rummy_needs_no_discard", "penalty", "turn_over", "max_recycles", "on_request",
+        "lowest_deadwood", "cards_dealt", "legal", "can_draw_stock", "can_draw_discard",
+        "discardable", "meld_actions", "layoff_actions",
+    )
+
+    def __init__(self, observation: np.ndarray, action_mask: np.ndarray) -> None:
+        obs = np.asarray(observation)
+        n = _players_by_size().get(obs.shape[0] if obs.ndim == 1 else -1)
+        if n is None:
+            raise ValueError(
+                f"observation has shape {obs.shape}; expected a 1-D vector of length "
+                f"{', '.join(str(k) for k in _players_by_size())} (2-6 players)"
+            )
+        mask = np.asarray(action_mask)
+        if mask.shape != (NUM_ACTIONS,):
+            raise ValueError(f"action_mask has shape {mask.shape}; expected ({NUM_ACTIONS},)")
+        self.n = n
+        ix = _index(n)
+        planes = ix.planes
+        bits = np.packbits(obs[: 52 * planes].reshape(planes, 52) > 0.5, axis=1, bitorder="little")
+        raw = bits.tobytes()
+        m = [int.from_bytes(raw[7 * i: 7 * i + 7], "little") for i in range(planes)]
+        p = ix.plane
+        self.hand = m[p["hand"]]
+        self.upcard = m[p["upcard"]].bit_length() - 1
+        self.discard_below = m[p["discard_below"]]
+        self.drawn = m[p["drawn_from_discard"]].bit_length() - 1
+        self.table = m[p["table"]]
+        self.acc_set, self.acc_low, self.acc_high = m[p["layoff_set"]], m[p["layoff_low"]], m[p["layoff_high"]]
+        self.acc = self.acc_set | self.acc_low | self.acc_high
+        self.opp_known = [m[i] for i in ix.opp_known]
+        self.opp_discards = [m[i] for i in ix.opp_discards]
+        s = obs[ix.first:].tolist()  # every scalar, indexed by ix.rel (name -> position)
+        r = ix.rel
+        self.is_mover = s[r["is_mover"]] > 0.5
+        self.phase = 1 if s[r["phase"] + 1] > 0.5 else 0  # one-hot draw, play
+        self.stock_size = int(round(s[r["stock_size"]] * STOCK_SCALE))
+        self.recycles = int(round(s[r["recycles"]] * RECYCLE_SCALE))
+        self.recycle_left = s[r["recycle_left"]] > 0.5
+        self.turn_frac = s[r["turn"]]
+        self.has_melded = s[r["has_melded"]] > 0.5
+        self.score = s[r["score"]] * SCORE_SCALE
+        self.target = s[r["target"]] * SCORE_SCALE
+        self.opp_hand_size = [int(round(s[i] * HAND_SCALE)) for i in ix.opp_hand_size]
+        self.opp_has_melded = [s[i] > 0.5 for i in ix.opp_has_melded]
+        self.opp_score = [s[i] * SCORE_SCALE for i in ix.opp_score]
+        ra = r["rule_aces"]
+        self.aces = ACES_ORDER[0 if s[ra] > 0.5 else 1 if s[ra + 1] > 0.5 else 2]
+        self.ace_points = 11 if s[r["rule_ace_points_11"]] > 0.5 else 1
+        self.layoffs = s[r["rule_layoffs"]] > 0.5
+        self.must_discard = s[r["rule_must_discard"]] > 0.5
+        self.rummy_multiplier = int(round(s[r["rule_rummy_multiplier"]] * MULTIPLIER_SCALE))
+        self.rummy_needs_no_discard = s[r["rule_rummy_needs_no_discard"]] > 0.5
+        self.penalty = s[r["rule_penalty"]] > 0.5
+        self.turn_over = s[r["rule_turn_over"]] > 0.5
+        rm = r["rule_max_recycles"]  # [unlimited, max_recycles / scale]
+        self.max_recycles = None if s[rm] > 0.5 else int(round(s[rm + 1] * RECYCLE_SCALE))
+        self.on_request = s[r["rule_on_request"]] > 0.5
+        self.lowest_deadwood = s[r["rule_lowest_deadwood"]] > 0.5
+        self.cards_dealt = int(round(s[r["rule_cards_dealt"]] * HAND_SCALE))
+        legal = np.flatnonzero(mask).tolist()
+        self.legal = legal
+        self.can_draw_stock = self.can_draw_discard = False
+        disc = 0
+        melds: list[int] = []
+        lays: list[int] = []
+        for a in legal:
+            if a >= LAYOFF_BASE:
+                lays.append(a)
+            elif a >= MELD_BASE:
+                melds.append(a)
+            elif a >= DISCARD_BASE:
+                disc |= 1 << (a - DISCARD_BASE)
+            elif a == DRAW_STOCK:
+                self.can_draw_stock = True
+            elif a == DRAW_DISCARD:
+                self.can_draw_discard = True
+        self.discardable = disc
+        self.meld_actions = melds
+        self.layoff_actions = lays
+
+    @property
+    def opp_known_all(self) -> int:
+        """Mask of every card some opponent is known to hold (took it from the discard pile)."""
+        k = 0
+        for x in self.opp_known:
+            k |= x
+        return k
+
+    @property
+    def visible(self) -> int:
+        """Cards this seat knows cannot reach an opponent's hand from the stock:
+        its own hand, the table, and the whole discard pile."""
+        up = (1 << self.upcard) if self.upcard >= 0 else 0
+        return self.hand | self.table | self.discard_below | up
+
+    def __repr__(self) -> str:
+        def t(mask: int) -> str:
+            return " ".join(CARD_TEXT[c] for c in cards_of(mask)) or "-"
+
+        return (f"PlayerView(n={self.n}, phase={'play' if self.phase else 'draw'}, hand=[{t(self.hand)}], "
+                f"upcard={CARD_TEXT[self.upcard] if self.upcard >= 0 else '-'}, table=[{t(self.table)}], "
+                f"stock={self.stock_size}, legal={len(self.legal)})")
+
+
+# ---------------------------------------------------------------- the simplest agent
+
+class RandomAgent:
+    """Plays a uniformly random legal action: the one random agent of the project
+    (``make_agent("random")``, ``SingleAgentEnv``'s default opponents).
+
+    ``act(observation, action_mask) -> int``; reads the mask only; deterministic
+    given ``seed(s)`` (a ``random.Random`` stream).
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reseed the agent's random generator (``None``: fresh entropy)."""
+        self._rng = random.Random(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A uniformly random action among those whose mask entry is 1.
+
+        Args:
+            observation: the seat's observation vector (unused).
+            action_mask: int8 ``(579,)``, 1 = legal.
+
+        Raises:
+            ValueError: no action is legal (the seat is not to move).
+        """
+        legal = np.flatnonzero(action_mask)
+        if legal.size == 0:
+            raise ValueError("no legal action in the mask: this seat is not to move")
+        return int(legal[self._rng.randrange(legal.size)])
+
+
+__all__ = [
+    "layout", "obs_size", "offsets", "players_for", "num_card_planes", "Encoder", "rule_features",
+    "decode_cards", "action_mask", "PlayerView", "RandomAgent", "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
+    "SCORE_SCALE", "HAND_SCALE", "MULTIPLIER_SCALE", "ACES_ORDER", "MIN_PLAYERS", "MAX_PLAYERS",
+]

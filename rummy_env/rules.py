@@ -157,6 +157,28 @@ class Rules:
         return cls(**opts, preset_name=name)
 
     @classmethod
+    def make(cls, rules: "str | Rules | Mapping" = "classic", num_players: int | None = None,
+             **overrides: Any) -> "Rules":
+        """Rules from a preset name, a ``Rules`` or a STATE-style dict (``from_json``),
+        with ``num_players`` (``None``: the base's own) and other option ``overrides``
+        on top (RULES.md §8-§9). The one way every command and the env build rules.
+
+        Raises:
+            ValueError: unknown preset, unknown option or a bad value (including a
+                player count the preset does not allow), or ``rules`` of another type.
+        """
+        if num_players is not None:
+            overrides["num_players"] = num_players
+        if isinstance(rules, Rules):
+            return rules.replace(**overrides) if overrides else rules
+        if isinstance(rules, str):
+            return cls.preset(rules, **overrides)
+        if isinstance(rules, Mapping):
+            base = cls.from_json(rules)
+            return base.replace(**overrides) if overrides else base
+        raise ValueError(f"rules must be a preset name, a Rules or a dict of options, got {type(rules).__name__}")
+
+    @classmethod
     def from_json(cls, spec: Any) -> "Rules":
         """Rules from the STATE form (API.md): a preset name, or an object of option
         fields, optionally with ``"preset"`` naming the base preset.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rummy_env import engine
+from rummy_env import engine, state_json
 from rummy_env.cards import CARD_TEXT, parse_card
 
 ALL_CARDS = list(CARD_TEXT)
@@ -42,7 +42,7 @@ def position(
         "phase": phase,
     }
     obj.update(extra)
-    return engine.from_json(obj)
+    return state_json.from_json(obj)
 
 
 def rest_of_deck(*used: list[str]) -> list[str]:
@@ -67,7 +67,7 @@ def legal_texts(state: engine.GameState) -> list[str]:
 
 
 def hand_text(state: engine.GameState, seat: int) -> set[str]:
-    return set(engine.to_json(state)["hands"][seat])
+    return set(state_json.to_json(state)["hands"][seat])
 
 
 def table(preset: str, hands: list[list[str]], discard: list[str], melds: list[list[str]] = (),

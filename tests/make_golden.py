@@ -14,7 +14,7 @@ import json
 import random
 from pathlib import Path
 
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 from rummy_env.actions import action_text
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
@@ -30,7 +30,7 @@ GAMES: dict[str, tuple[Rules, int, int]] = {
 
 
 def deal_summary(state: engine.GameState) -> dict:
-    j = engine.to_json(state)
+    j = state_json.to_json(state)
     return {"hands": j["hands"], "discard": j["discard"], "stock": j["stock"]}
 
 
@@ -47,7 +47,7 @@ def play_game(rules: Rules, seed: int, policy_seed: int) -> tuple[dict, list[tup
 
 
 def final_summary(state: engine.GameState) -> dict:
-    j = engine.to_json(state)
+    j = state_json.to_json(state)
     return {"result": j["result"], "scores": j["scores"], "turn": j["turn"], "recycles": j["recycles"],
             "hands": j["hands"], "match_winners": j.get("match_winners")}
 

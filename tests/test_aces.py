@@ -2,7 +2,7 @@
 import pytest
 
 from helpers import legal_texts, play, table
-from rummy_env import engine
+from rummy_env import engine, state_json
 
 
 
@@ -31,11 +31,11 @@ def test_which_ace_runs_are_melds(aces, a23, qka):
 def test_the_forbidden_ace_run_is_illegal_with_a_reason(aces):
     s = hand_with(["AH", "2H", "3H", "QH", "KH", "7S"], aces)
     bad = "meld QH KH AH" if aces == "low" else "meld AH 2H 3H"
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, bad))
     assert bad in str(e.value) and aces in str(e.value)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 @pytest.mark.parametrize("aces", ["low", "high", "either"])
@@ -93,7 +93,7 @@ def test_qka_takes_jack_but_nothing_above_the_ace(aces):
     assert "layoff JH low" in texts
     assert "layoff 2H high" not in texts  # no wrap: Q-K-A-2 is not a run
     play(s, "layoff JH low")
-    assert engine.to_json(s)["melds"][0] == ["JH", "QH", "KH", "AH"]
+    assert state_json.to_json(s)["melds"][0] == ["JH", "QH", "KH", "AH"]
 
 
 def test_aces_either_ace_fits_both_ends_of_two_to_king():
@@ -130,11 +130,11 @@ def test_thirteen_card_suit_by_layoff_takes_nothing_and_round_trips(aces, end):
     if first:
         play(s, first)
     play(s, f"layoff AH {end}")
-    meld = engine.to_json(s)["melds"][0]
+    meld = state_json.to_json(s)["melds"][0]
     assert sorted(meld) == sorted(c + "H" for c in "A23456789TJQK")
     assert s.accept == (0, 0, 0)  # a full suit takes no lay-off at either end
-    j = engine.to_json(s)
-    assert engine.to_json(engine.from_json(j)) == j
+    j = state_json.to_json(s)
+    assert state_json.to_json(state_json.from_json(j)) == j
 
 
 @pytest.mark.parametrize("aces", ["low", "high", "either"])
@@ -161,7 +161,7 @@ def test_thirteen_card_suit_completed_at_the_low_end_with_aces_high():
     play(s, "draw stock")
     assert "layoff 2H low" in legal_texts(s) and "layoff 2H high" not in legal_texts(s)
     play(s, "layoff 2H low")
-    assert sorted(engine.to_json(s)["melds"][0]) == sorted(c + "H" for c in "A23456789TJQK")
+    assert sorted(state_json.to_json(s)["melds"][0]) == sorted(c + "H" for c in "A23456789TJQK")
     assert s.accept == (0, 0, 0)
-    j = engine.to_json(s)
-    assert engine.to_json(engine.from_json(j)) == j
+    j = state_json.to_json(s)
+    assert state_json.to_json(state_json.from_json(j)) == j

@@ -9,7 +9,7 @@ import pytest
 
 from rummy_env.agents import AGENT_NAMES, GreedyAgent, HeuristicAgent, PlayerView, RandomAgent, make_agent
 from rummy_env.agents.scripted import best_partition, layoff_closure, partial_mask
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS, action_text
 from rummy_env.cards import CARD_TEXT, mask_of, parse_card, parse_cards
 from rummy_env.observation import Encoder, obs_size
@@ -28,8 +28,8 @@ def position(hands, melds=(), discard=("2S",), phase="play", current=0, rules="c
     return d
 
 
-def observe(state_json, seat=None):
-    st = engine.from_json(state_json, seed=0)
+def observe(position, seat=None):
+    st = state_json.from_json(position, seed=0)
     seat = st.current if seat is None else seat
     obs = Encoder(st.rules.num_players).encode(st, seat)
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
@@ -73,6 +73,19 @@ def test_view_rejects_bad_shapes():
         PlayerView(np.zeros(100, np.float32), np.zeros(NUM_ACTIONS, np.int8))
     with pytest.raises(ValueError, match="action_mask has shape"):
         PlayerView(np.zeros(obs_size(2), np.float32), np.zeros(10, np.int8))
+
+
+def test_action_mask_marks_exactly_the_legal_ids():
+    from rummy_env.observation import action_mask
+
+    m = action_mask([0, 52, 578])
+    assert m.dtype == np.int8 and m.shape == (NUM_ACTIONS,)
+    assert np.flatnonzero(m).tolist() == [0, 52, 578] and int(m.sum()) == 3
+    many = list(range(2, 54))  # 52 discards: the fancy-indexing path
+    assert np.flatnonzero(action_mask(many, dtype=bool)).tolist() == many
+    rows = np.zeros((2, NUM_ACTIONS), dtype=bool)
+    action_mask([1], out=rows[1])
+    assert np.flatnonzero(rows[1]).tolist() == [1] and not rows[0].any()
 
 
 # ----------------------------------------------------------------- helpers by hand
@@ -242,10 +255,10 @@ def test_holding_heuristic_keeps_melds_in_hand_until_it_can_go_out():
 
 # ----------------------------------------------------------------- observation only
 
-def _resample_hidden(state_json, seat, rng):
+def _resample_hidden(position, seat, rng):
     """The same position with the cards `seat` cannot see (other hands except their
     known cards, and the stock) shuffled among those places."""
-    d = dict(state_json)
+    d = dict(position)
     n = len(d["hands"])
     known = d.get("known_cards", [[] for _ in range(n)])
     pool = list(d["stock"])
@@ -285,7 +298,7 @@ def test_agents_see_only_the_observation(players, preset):
             mask = np.zeros(NUM_ACTIONS, np.int8)
             mask[engine.legal_actions(st)] = 1
             if st.turn % 3 == 0:
-                alt = engine.from_json(_resample_hidden(engine.to_json(st), p, rng), seed=1)
+                alt = state_json.from_json(_resample_hidden(state_json.to_json(st), p, rng), seed=1)
                 obs2 = enc.encode(alt, p)
                 mask2 = np.zeros(NUM_ACTIONS, np.int8)
                 mask2[engine.legal_actions(alt)] = 1

@@ -5,7 +5,7 @@ import types
 import pytest
 
 from helpers import play, table
-from rummy_env import PRESETS, Rules, engine
+from rummy_env import PRESETS, Rules, engine, state_json
 from rummy_env.cards import CARD_TEXT
 
 
@@ -37,7 +37,7 @@ def test_deal_one_at_a_time_from_the_dealers_left(unshuffled, preset, n, k):
     # hand 1: the dealer is the last seat, seat 0 is on its left and gets the 1st card,
     # seat 1 the 2nd, ...: seat i holds deck cards i, i + n, i + 2n, ...
     assert s.dealer == n - 1 and s.current == 0 and s.hand_number == 0
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     for i in range(n):
         assert sorted(j["hands"][i]) == sorted(CARD_TEXT[i + n * t] for t in range(k))
     # the next card is the upcard, the rest the stock (its top the card after the upcard)
@@ -53,7 +53,7 @@ def test_deal_passes_left_each_hand(unshuffled):
         dealer = (n - 1 + hand) % n
         assert s.hand_number == hand and s.dealer == dealer
         assert s.current == (dealer + 1) % n  # the player left of the dealer moves first
-        j = engine.to_json(s)
+        j = state_json.to_json(s)
         first = (dealer + 1) % n
         # the player left of the dealer got the first card of the deck
         assert "AC" in j["hands"][first]
@@ -65,18 +65,18 @@ def test_deal_passes_left_each_hand(unshuffled):
 def test_hand_sizes_by_players():
     for n, k in [(2, 10), (3, 7), (4, 7), (5, 6), (6, 6)]:
         s = engine.new_game(Rules.preset("turnover", num_players=n), seed=n)
-        j = engine.to_json(s)
+        j = state_json.to_json(s)
         assert [len(h) for h in j["hands"]] == [k] * n
         assert len(j["discard"]) == 1 and len(j["stock"]) == 52 - n * k - 1
     s = engine.new_game(Rules.preset("turnover", num_players=4, hand_size=12), seed=1)
-    assert [len(h) for h in engine.to_json(s)["hands"]] == [12] * 4
-    assert len(engine.to_json(s)["stock"]) == 3
+    assert [len(h) for h in state_json.to_json(s)["hands"]] == [12] * 4
+    assert len(state_json.to_json(s)["stock"]) == 3
 
 
 def test_a_seed_fixes_the_deal():
-    a = engine.to_json(engine.new_game(PRESETS["classic"], seed=42))
-    b = engine.to_json(engine.new_game(PRESETS["classic"], seed=42))
-    c = engine.to_json(engine.new_game(PRESETS["classic"], seed=43))
+    a = state_json.to_json(engine.new_game(PRESETS["classic"], seed=42))
+    b = state_json.to_json(engine.new_game(PRESETS["classic"], seed=42))
+    c = state_json.to_json(engine.new_game(PRESETS["classic"], seed=43))
     assert a == b and a != c
 
 
@@ -103,7 +103,7 @@ def test_match_reaching_the_target_ends_with_the_highest_total_winning():
     s = p0_goes_out(scores=(90, 40))
     assert s.scores == [114, 40]
     assert s.match_over and s.match_winners == [0]
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert j["match_winners"] == [0]
     with pytest.raises(ValueError):
         engine.next_hand(s)
@@ -117,12 +117,12 @@ def test_exactly_reaching_the_target_ends_the_match():
 def test_match_below_the_target_goes_on_with_the_next_deal():
     s = p0_goes_out(scores=(50, 40))
     assert s.scores == [74, 40] and not s.match_over
-    assert "match_winners" not in engine.to_json(s)
+    assert "match_winners" not in state_json.to_json(s)
     dealer = s.dealer
     engine.next_hand(s)
     assert s.scores == [74, 40] and s.hand_number == 1 and s.dealer == (dealer + 1) % 2
     assert not s.hand_over and s.result is None
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert [len(h) for h in j["hands"]] == [s.rules.cards_dealt] * 2 and j["melds"] == [] and j["has_melded"] == [False, False]
 
 

@@ -4,7 +4,7 @@ deadwood, ties, both scorings)."""
 import pytest
 
 from helpers import legal_texts, play, position, rest_of_deck, table
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 
 # A 4-player table (hand_size 12) with an empty stock: spades and clubs are melded,
 # the red cards are in hands and on the discard pile.
@@ -39,24 +39,24 @@ def before_turn(preset="turnover", recycles=0, **over):
 def test_turn_over_recycle_at_the_start_of_the_turn():
     s = before_turn(recycle="turn_over", max_recycles=1)
     play(s, "discard TD")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     # the pile 3H JH TH TD turned over: the oldest discard (3H) on top, TD kept face up
     assert j["stock"] == ["3H", "JH", "TH"]
     assert j["discard"] == ["TD"]
     assert j["recycles"] == 1 and j["current_player"] == 0 and j["phase"] == "draw"
     assert not s.hand_over
     play(s, "draw stock")
-    assert "3H" in engine.to_json(s)["hands"][0]
-    assert engine.to_json(s)["stock"] == ["JH", "TH"]
+    assert "3H" in state_json.to_json(s)["hands"][0]
+    assert state_json.to_json(s)["stock"] == ["JH", "TH"]
 
 
 def test_shuffle_recycle_keeps_the_top_discard_and_shuffles_the_rest():
     orders = set()
     for seed in range(8):
         # from_json's seed seeds the shuffle
-        s = engine.from_json(engine.to_json(before_turn(recycle="shuffle")), seed=seed)
+        s = state_json.from_json(state_json.to_json(before_turn(recycle="shuffle")), seed=seed)
         play(s, "discard TD")
-        j = engine.to_json(s)
+        j = state_json.to_json(s)
         assert sorted(j["stock"]) == sorted(["3H", "JH", "TH"])
         assert j["discard"] == ["TD"] and j["recycles"] == 1
         orders.add(tuple(j["stock"]))
@@ -71,7 +71,7 @@ def test_shuffle_recycle_of_a_long_pile():
     pile = rest_of_deck(p0, p1)
     s = position("classic", [p0, p1], discard=pile, stock=[], phase="play")
     play(s, "discard JD")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert j["discard"] == ["JD"] and j["recycles"] == 1
     assert sorted(j["stock"]) == sorted(pile)
     assert j["stock"] != pile and j["stock"] != pile[::-1]  # shuffled, not turned over
@@ -98,7 +98,7 @@ def test_unlimited_recycles():
     s = before_turn(recycles=7, recycle="turn_over", max_recycles=None)
     play(s, "discard TD")
     assert not s.hand_over and s.recycles == 8
-    assert engine.to_json(s)["stock"] == ["3H", "JH", "TH"]
+    assert state_json.to_json(s)["stock"] == ["3H", "JH", "TH"]
 
 
 # ---------------------------------------------------------------- on_request
@@ -107,11 +107,11 @@ def test_on_request_may_take_the_upcard_from_an_empty_stock():
     s = at_draw(recycle="turn_over", max_recycles=1)
     assert legal_texts(s) == ["draw stock", "draw discard"]
     play(s, "draw discard")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert j["stock"] == [] and j["recycles"] == 0 and j["discard"] == ["TD", "3H", "JH"]
     play(s, "discard 3D")
     # no automatic recycle at the next turn either
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert j["stock"] == [] and j["recycles"] == 0 and j["current_player"] == 1 and not s.hand_over
     assert legal_texts(s) == ["draw stock", "draw discard"]
 
@@ -119,7 +119,7 @@ def test_on_request_may_take_the_upcard_from_an_empty_stock():
 def test_on_request_draw_stock_recycles_then_draws():
     s = at_draw(recycle="turn_over", max_recycles=1)
     play(s, "draw stock")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     # TD 3H JH turned over (TD, the oldest, on top) and TD drawn; TH stays as the pile
     assert "TD" in j["hands"][0]
     assert j["stock"] == ["3H", "JH"] and j["discard"] == ["TH"] and j["recycles"] == 1
@@ -134,7 +134,7 @@ def test_on_request_draw_stock_with_no_recycle_left_ends_dry(recycles, max_recyc
               recycles=recycles)
     play(s, "draw stock")
     assert s.hand_over and s.result["outcome"] == "dry" and s.result["points"] == [0, 0, 0, 0]
-    assert sorted(engine.to_json(s)["hands"][0]) == sorted(HANDS[0])  # nothing was drawn
+    assert sorted(state_json.to_json(s)["hands"][0]) == sorted(HANDS[0])  # nothing was drawn
 
 
 def test_practice_refill_once_then_the_next_request_ends_the_hand_without_points():
@@ -145,7 +145,7 @@ def test_practice_refill_once_then_the_next_request_ends_the_hand_without_points
     s = position("practice", [p0, p1], discard=pile, stock=[])
     assert legal_texts(s) == ["draw stock", "draw discard"]
     play(s, "draw stock")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert j["recycles"] == 1 and j["discard"] == [pile[-1]] and len(j["stock"]) == 30
     assert sorted(j["stock"] + [c for c in j["hands"][0] if c not in p0]) == sorted(pile[:-1])
     # the second time the stock is empty: a request ends the hand, no points
@@ -272,7 +272,7 @@ def test_on_request_recycle_options(recycle, max_recycles, recycles):
               over={"dry_trigger": "on_request", "recycle": recycle, "max_recycles": max_recycles},
               has_melded=[True] * 4, recycles=recycles)
     play(s, "draw stock")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     drawn = sorted(set(j["hands"][0]) - set(HANDS[0]))
     assert len(drawn) == 1 and drawn[0] in ("TD", "3H", "JH")
     assert sorted(j["stock"] + drawn) == sorted(["TD", "3H", "JH"])

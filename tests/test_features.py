@@ -9,8 +9,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from rummy_env.cards import parse_card  # noqa: E402
-from rummy_env.observation import obs_size, offsets  # noqa: E402
-from rummy_env.train.features import EXTRA, CardFeatures, CardMeldFeatures, players_for  # noqa: E402
+from rummy_env.observation import obs_size, offsets, players_for  # noqa: E402
+from rummy_env.train.features import EXTRA, CardFeatures, CardMeldFeatures  # noqa: E402
 
 OFF = offsets(2)
 NAMES = ["same", "m2", "m1", "p1", "p2", "in_set", "in_run"]
@@ -147,7 +147,7 @@ def test_extractor_widths():
 def _policies():
     from sb3_contrib import MaskablePPO
 
-    from rummy_env.wrappers import SingleAgentEnv
+    from rummy_env.single_agent import SingleAgentEnv
     from rummy_env.train.policy import FastMaskablePolicy
 
     env = SingleAgentEnv(seed=0)

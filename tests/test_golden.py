@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 FILES = sorted(GOLDEN_DIR.glob("*.txt"))
@@ -41,7 +41,7 @@ def test_golden_replay(path):
     header, moves, final = parse(path)
     rules = Rules.from_json(json.loads(header["rules"]))
     state = engine.new_game(rules, seed=int(header["seed"]))
-    j = engine.to_json(state)
+    j = state_json.to_json(state)
     assert {"hands": j["hands"], "discard": j["discard"], "stock": j["stock"]} == json.loads(header["deal"])
     assert moves and final is not None
     for i, (seat, text) in enumerate(moves):
@@ -51,7 +51,7 @@ def test_golden_replay(path):
         assert a in engine.legal_actions(state), f"move {i}: {text!r} is not legal"
         engine.apply(state, a)
     assert state.hand_over
-    j = engine.to_json(state)
+    j = state_json.to_json(state)
     got = {"result": j["result"], "scores": j["scores"], "turn": j["turn"], "recycles": j["recycles"],
            "hands": j["hands"], "match_winners": j.get("match_winners")}
     assert got == final

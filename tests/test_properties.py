@@ -10,7 +10,7 @@ from itertools import combinations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 from rummy_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS, action_text
 from rummy_env.cards import FULL_DECK, parse_card
 
@@ -144,8 +144,8 @@ def check_position(s, j):
     for m in j["melds"]:
         assert is_meld([parse_card(c) for c in m], rules.aces), m
     # STATE round trip
-    t = engine.from_json(j)
-    assert engine.to_json(t) == j
+    t = state_json.from_json(j)
+    assert state_json.to_json(t) == j
     assert engine.legal_actions(t) == engine.legal_actions(s)
 
 
@@ -168,7 +168,7 @@ def check_legal_list(s, legal):
         rest = set(hand) - m
         # only a meld leaving no discardable card may be missing
         assert not (rest - {f}) or rules.must_discard_to_go_out and not rest, (sorted(m), sorted(rest))
-    table = [[parse_card(c) for c in m] for m in engine.to_json(s)["melds"]]
+    table = [[parse_card(c) for c in m] for m in state_json.to_json(s)["melds"]]
     layoffs = {a for a in legal if a >= LAYOFF_BASE}
     for card in hand:
         for end, name in enumerate(("set", "low", "high")):
@@ -192,7 +192,7 @@ def check_every_legal_action_applies(s, legal):
 
 
 def check_illegal_rejected(s, legal, rng):
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     for a in rng.sample(range(NUM_ACTIONS), 6):
         if a in legal:
             continue
@@ -202,7 +202,7 @@ def check_illegal_rejected(s, legal, rng):
             assert action_text(a) in str(e)
         else:
             raise AssertionError(f"illegal {action_text(a)} was applied")
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 def play_hand(s, rng, deep=True):
@@ -210,9 +210,9 @@ def play_hand(s, rng, deep=True):
     turns_at_start = s.turn
     while not s.hand_over:
         legal = engine.legal_actions(s)
-        assert legal, engine.to_json(s)
+        assert legal, state_json.to_json(s)
         if deep:
-            check_position(s, engine.to_json(s))
+            check_position(s, state_json.to_json(s))
             check_legal_list(s, legal)
             check_every_legal_action_applies(s, legal)
             check_illegal_rejected(s, legal, rng)
@@ -223,7 +223,7 @@ def play_hand(s, rng, deep=True):
         steps += 1
         assert s.turn - turns_at_start <= s.rules.max_turns
     # the end of the hand
-    check_position(s, engine.to_json(s))
+    check_position(s, state_json.to_json(s))
     assert s.turn <= s.rules.max_turns
     r = s.result
     assert r["outcome"] in ("out", "dry", "stalled")
@@ -290,4 +290,4 @@ def test_a_seed_fixes_the_whole_hand(rules, seed):
         assert x == y
         engine.apply(a, x)
         engine.apply(b, y)
-    assert engine.to_json(a) == engine.to_json(b)
+    assert state_json.to_json(a) == state_json.to_json(b)

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 rllib = pytest.importorskip("rummy_env.train.rllib", reason="ray[rllib] is not installed (the rllib extra)")
+from rummy_env.rules import Rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -113,7 +114,7 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
 
     # a checkpoint for other rules is refused
     with pytest.raises(ValueError, match="trained on rules"):
-        rllib.check_checkpoint(ck2, rllib.make_rules(TrainConfig(rules="turnover")))
+        rllib.check_checkpoint(ck2, Rules.make("turnover"))
 
     # export through the CLI: the same policy.onnx + spec.json format as an SB3 export
     out = tmp_path / "exported"

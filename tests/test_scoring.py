@@ -2,7 +2,7 @@
 seeds' worked examples (seeds/000: 24 and 48; seeds/001: 17; seeds/004: 22)."""
 
 from helpers import play, table
-from rummy_env import engine
+from rummy_env import engine, state_json
 
 # seeds/000: the opponent holds K♠ 9♦ 4♣ A♥ = 10 + 9 + 4 + 1 = 24
 OPP = ["KS", "9D", "4C", "AH"]
@@ -39,7 +39,7 @@ def test_seed000_going_out_scores_24():
     assert (r["outcome"], r["winner"], r["rummy"], r["points"]) == ("out", 0, False, [24, 0])
     assert s.scores == [24, 0]
     assert s.payoffs == [24, -24]
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert j["hand_over"] is True and j["result"]["points"] == [24, 0] and j["scores"] == [24, 0]
 
 
@@ -102,7 +102,7 @@ def test_going_out_by_a_final_layoff():
     s = table("classic", hands, discard=["9H"], melds=melds, stock_top=["9C"], has_melded=[True, True])
     play(s, "draw stock", "layoff 5C low", "layoff 9C high")
     assert s.result["outcome"] == "out" and s.result["winner"] == 0 and s.result["points"] == [24, 0]
-    assert engine.to_json(s)["discard"] == ["9H"]
+    assert state_json.to_json(s)["discard"] == ["9H"]
 
 
 def test_melds_on_the_table_never_count():

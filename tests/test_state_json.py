@@ -5,7 +5,8 @@ import random
 import pytest
 
 from helpers import play, position, rest_of_deck
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
+from rummy_env.cards import parse_card
 
 P0 = ["4H", "5H", "JC", "KS", "2C", "7D", "9S", "3D", "8C", "QD"]
 P1 = ["KH", "9D", "4C", "AH", "7S", "3S", "TC"]
@@ -34,13 +35,13 @@ def bad(msg_parts, **changes):
     obj = good()
     obj.update(changes)
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     for part in msg_parts:
         assert part in str(e.value), (part, str(e.value))
 
 
 def test_good_position_loads():
-    s = engine.from_json(good())
+    s = state_json.from_json(good())
     assert s.current == 0 and s.turn == 12 and s.has_melded == [False, True]
 
 
@@ -48,7 +49,7 @@ def test_a_card_missing():
     obj = good()
     obj["stock"].remove("2S")
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "2S" in str(e.value) and "missing" in str(e.value)
 
 
@@ -56,7 +57,7 @@ def test_a_card_twice():
     obj = good()
     obj["stock"].append("KS")  # also in hands[0]
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "KS" in str(e.value) and "twice" in str(e.value)
 
 
@@ -65,7 +66,7 @@ def test_a_card_twice_within_a_hand():
     obj["stock"].remove("2S")
     obj["hands"][1] = obj["hands"][1][:-1] + ["2S", "2S"]
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "2S" in str(e.value) and "twice" in str(e.value)
 
 
@@ -76,7 +77,7 @@ def test_a_bad_meld(meld):
     obj["melds"] = [meld]
     obj["stock"] = rest_of_deck(obj["hands"][0], P1, ["TD", "6H"], meld)
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "melds[0]" in str(e.value)
 
 
@@ -85,7 +86,7 @@ def test_a_bad_meld_is_named_even_when_counts_fit():
     obj["melds"] = [["JS", "JD", "QH"]]
     obj["stock"] = rest_of_deck(P0, P1, ["TD", "6H"], ["JS", "JD", "QH"])
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "melds[0]" in str(e.value) and "not a meld" in str(e.value)
 
 
@@ -94,7 +95,7 @@ def test_impossible_hand_size():
     obj["hands"][0] = P0 + ["2S"]  # 11 cards before the draw
     obj["stock"].remove("2S")
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "hands[0]" in str(e.value) and "11" in str(e.value)
 
 
@@ -103,7 +104,7 @@ def test_hand_sizes_that_do_not_match_the_melds():
     obj["hands"][1] = P1[:-1]  # 6 cards but only 3 melded
     obj["stock"].append(P1[-1])
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "melds" in str(e.value)
 
 
@@ -112,7 +113,7 @@ def test_an_empty_hand_while_the_hand_is_on():
     obj["hands"][0] = []
     obj["stock"] += P0
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "hands[0]" in str(e.value)
 
 
@@ -130,7 +131,7 @@ def test_missing_required_field(field):
     obj = good()
     del obj[field]
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert field in str(e.value)
 
 
@@ -143,7 +144,7 @@ def test_bad_card_text():
     obj = good()
     obj["hands"][0] = obj["hands"][0][:-1] + ["ZZ"]
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "hands[0]" in str(e.value) and "ZZ" in str(e.value)
 
 
@@ -151,7 +152,7 @@ def test_wrong_number_of_hands():
     obj = good()
     obj["rules"] = {"preset": "turnover", "num_players": 3}
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "hands" in str(e.value) and "3" in str(e.value)
 
 
@@ -173,11 +174,11 @@ def test_drawn_from_discard_not_in_hand():
     obj["drawn_from_discard"] = "TD"
     obj["stock"] = rest_of_deck(P0, P1, ["TD", "6H"], ["JS", "JD", "JH"])
     with pytest.raises(ValueError) as e:
-        engine.from_json(obj)
+        state_json.from_json(obj)
     assert "drawn_from_discard" in str(e.value)
     obj["drawn_from_discard"] = "6H"
-    s = engine.from_json(obj)
-    assert s.drawn_from_discard == engine.parse_card("6H")
+    s = state_json.from_json(obj)
+    assert s.drawn_from_discard == parse_card("6H")
 
 
 def test_bad_optional_fields():
@@ -192,7 +193,7 @@ def test_bad_optional_fields():
 def test_optional_fields_default():
     obj = {k: v for k, v in good().items()
            if k in ("rules", "hands", "stock", "discard", "melds", "current_player", "phase", "has_melded")}
-    j = engine.to_json(engine.from_json(obj))
+    j = state_json.to_json(state_json.from_json(obj))
     assert j["has_melded"] == [False, True] and j["recycles"] == 0 and j["turn"] == 0
     assert j["scores"] == [0, 0] and j["dealer"] == 1 and j["drawn_from_discard"] is None
     assert j["hand_over"] is False and "result" not in j
@@ -203,32 +204,32 @@ def test_has_melded_must_fit_the_hand_sizes():
     obj = good()
     del obj["has_melded"]
     with pytest.raises(ValueError, match="hands\\[1\\] has 7 cards but has_melded\\[1\\] is false"):
-        engine.from_json(obj)
+        state_json.from_json(obj)
     obj["has_melded"] = [True, True]  # seat 0 still holds all 10: it cannot have melded
     with pytest.raises(ValueError, match="hands\\[0\\] has 10 cards but is marked as having melded"):
-        engine.from_json(obj)
+        state_json.from_json(obj)
 
 
 def test_rules_optional_on_input():
     obj = good()
     del obj["rules"]
-    s = engine.from_json(obj, rules=Rules.preset("classic", aces="high"))
+    s = state_json.from_json(obj, rules=Rules.preset("classic", aces="high"))
     assert s.rules.aces == "high"
-    s = engine.from_json(obj)
+    s = state_json.from_json(obj)
     assert s.rules == Rules.preset("classic")
 
 
 def test_rules_as_an_object():
     obj = good()
     obj["rules"] = {"preset": "classic", "aces": "either"}
-    assert engine.from_json(obj).rules.aces == "either"
+    assert state_json.from_json(obj).rules.aces == "either"
     obj["rules"] = Rules(aces="high", target=None).to_json()  # option fields, no preset
-    s = engine.from_json(obj)
+    s = state_json.from_json(obj)
     assert s.rules.aces == "high" and s.rules.target is None
 
 
 def test_output_has_every_field():
-    j = engine.to_json(engine.from_json(good()))
+    j = state_json.to_json(state_json.from_json(good()))
     for k in ["rules", "hands", "stock", "discard", "melds", "current_player", "phase", "drawn_from_discard",
               "has_melded", "recycles", "turn", "scores", "dealer", "hand_over"]:
         assert k in j
@@ -238,8 +239,8 @@ def test_output_has_every_field():
 
 
 def test_round_trip_of_the_good_position():
-    j = engine.to_json(engine.from_json(good()))
-    assert engine.to_json(engine.from_json(copy.deepcopy(j))) == j
+    j = state_json.to_json(state_json.from_json(good()))
+    assert state_json.to_json(state_json.from_json(copy.deepcopy(j))) == j
 
 
 @pytest.mark.parametrize("preset,n", [("classic", 2), ("turnover", 3), ("turnover", 5), ("deadwood", 6),
@@ -249,12 +250,12 @@ def test_round_trip_through_random_play(preset, n):
     s = engine.new_game(Rules.preset(preset, num_players=n, aces="either"), seed=n)
     steps = 0
     while not s.hand_over and steps < 400:
-        j = engine.to_json(s)
-        assert engine.to_json(engine.from_json(j)) == j
+        j = state_json.to_json(s)
+        assert state_json.to_json(state_json.from_json(j)) == j
         engine.apply(s, rng.choice(engine.legal_actions(s)))
         steps += 1
-    j = engine.to_json(s)
-    assert engine.to_json(engine.from_json(j)) == j
+    j = state_json.to_json(s)
+    assert state_json.to_json(state_json.from_json(j)) == j
 
 
 def test_round_trip_keeps_playing_identically():
@@ -263,7 +264,7 @@ def test_round_trip_keeps_playing_identically():
     rng = random.Random(1)
     for _ in range(30):
         engine.apply(s, rng.choice(engine.legal_actions(s)))
-    t = engine.from_json(engine.to_json(s))
+    t = state_json.from_json(state_json.to_json(s))
     for _ in range(30):
         if s.hand_over:
             break
@@ -273,7 +274,7 @@ def test_round_trip_keeps_playing_identically():
             break  # a recycle shuffles with each position's own RNG
         engine.apply(s, a)
         engine.apply(t, a)
-        assert engine.to_json(t) == engine.to_json(s)
+        assert state_json.to_json(t) == state_json.to_json(s)
 
 
 def test_round_trip_after_the_hand_is_over():
@@ -282,16 +283,16 @@ def test_round_trip_after_the_hand_is_over():
     s = position({"preset": "classic", "hand_size": 7}, hands, ["9H"], melds, stock_top=["2D"],
                  has_melded=[True, True])
     play(s, "draw stock", "layoff 5C low", "discard 2D")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     assert j["hand_over"] is True and j["result"]["outcome"] == "out" and j["result"]["winner"] == 0
-    t = engine.from_json(j)
+    t = state_json.from_json(j)
     assert t.hand_over and engine.legal_actions(t) == []
-    assert engine.to_json(t) == j
+    assert state_json.to_json(t) == j
 
 
 def test_scores_must_be_possible():
     with pytest.raises(ValueError, match="negative"):
-        engine.from_json(dict(good(), scores=[-5, 0]))
+        state_json.from_json(dict(good(), scores=[-5, 0]))
     with pytest.raises(ValueError, match="reach the target 100"):
-        engine.from_json(dict(good(), scores=[100, 0]))
-    assert engine.from_json(dict(good(), scores=[99, 0])).scores == [99, 0]
+        state_json.from_json(dict(good(), scores=[100, 0]))
+    assert state_json.from_json(dict(good(), scores=[99, 0])).scores == [99, 0]

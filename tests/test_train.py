@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from rummy_env import Rules, engine  # noqa: E402
-from rummy_env.wrappers import RandomLegalAgent  # noqa: E402
+from rummy_env import Rules, engine, state_json  # noqa: E402
+from rummy_env.agents import RandomAgent  # noqa: E402
 from rummy_env.train.config import TrainConfig  # noqa: E402
 from rummy_env.train.pool import OpponentPool  # noqa: E402
 from rummy_env.train.trainer import CheckpointError, Trainer, load_checkpoint  # noqa: E402
@@ -109,12 +109,12 @@ def _going_out_position() -> dict:
 @pytest.mark.parametrize("reward,expected", [("points", 0.24), ("win", 1.0)])
 def test_learner_reward_is_its_own_seat(reward, expected):
     pos = _going_out_position()
-    pool = OpponentPool({"random": 1.0}, 1, 0.5, {"random": RandomLegalAgent(0)})
+    pool = OpponentPool({"random": 1.0}, 1, 0.5, {"random": RandomAgent(0)})
     venv = SelfPlayVecEnv(Rules.preset("classic"), pool, n_envs=1, seed=0, reward_scale=0.01, reward=reward)
     venv.reset()
     g = venv.games[0]
     g.seat = 0
-    g.state = engine.from_json(pos)
+    g.state = state_json.from_json(pos)
     venv.step(np.array([engine.action_id(g.state, "meld 4H 5H 6H")]))
     _, rew, done, infos = venv.step(np.array([engine.action_id(g.state, "discard KS")]))
     assert done[0]
@@ -129,7 +129,7 @@ def test_hand_rewards_points_and_win():
 
     from rummy_env.train.rewards import hand_rewards
 
-    st = engine.from_json(_going_out_position())
+    st = state_json.from_json(_going_out_position())
     engine.apply(st, engine.action_id(st, "meld 4H 5H 6H"))
     engine.apply(st, engine.action_id(st, "discard KS"))
     # seat 0 went out and collects seat 1's deadwood: 9 + 4 + 1 + 10 = 24 points
@@ -184,7 +184,7 @@ def test_warm_start_collects_teacher_decisions_and_clones_them():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from rummy_env.wrappers import SingleAgentEnv
+    from rummy_env.single_agent import SingleAgentEnv
     from rummy_env.train.warmstart import clone, collect
 
     rules = Rules.preset("classic")

@@ -4,7 +4,7 @@ decision, and illegal actions."""
 import pytest
 
 from helpers import hand_text, legal_texts, play, position, table
-from rummy_env import Rules, engine
+from rummy_env import Rules, engine, state_json
 from rummy_env.cards import parse_card
 
 # seeds/000: "the discard pile shows the 6♥ and you hold 4♥-5♥ plus the J♣, while your
@@ -38,7 +38,7 @@ def test_seed000_worked_example():
     assert engine.action_id(s, "layoff JC") == engine.action_id(s, "layoff JC set")
     play(s, "layoff JC")
     play(s, "discard KS")
-    j = engine.to_json(s)
+    j = state_json.to_json(s)
     # the hand shrank by four in one turn: 10 + 1 drawn - 3 melded - 1 laid off - 1 discarded
     assert sorted(j["hands"][0]) == sorted(["2C", "7D", "9S", "3D", "8C", "QD"])
     assert sorted(j["hands"][1]) == sorted(P1_HAND)
@@ -59,29 +59,29 @@ def test_seed000_meld_in_any_card_order_is_the_same_action():
 def test_draw_stock_takes_the_top_of_the_stock():
     s = position("classic", hands=[P0_HAND, P1_HAND], discard=["TD", "6H"], melds=[["JS", "JD", "JH"]],
                  stock=None, has_melded=[False, True])
-    top = engine.to_json(s)["stock"][0]
+    top = state_json.to_json(s)["stock"][0]
     play(s, "draw stock")
     assert top in hand_text(s, 0)
-    assert engine.to_json(s)["discard"] == ["TD", "6H"]
-    assert engine.to_json(s)["drawn_from_discard"] is None
+    assert state_json.to_json(s)["discard"] == ["TD", "6H"]
+    assert state_json.to_json(s)["drawn_from_discard"] is None
 
 
 def test_only_the_top_discard_can_be_taken():
     s = seed000_position()
     play(s, "draw discard")
     assert "TD" not in hand_text(s, 0)
-    assert engine.to_json(s)["discard"] == ["TD"]
-    assert engine.to_json(s)["drawn_from_discard"] == "6H"
+    assert state_json.to_json(s)["discard"] == ["TD"]
+    assert state_json.to_json(s)["drawn_from_discard"] == "6H"
 
 
 def test_must_draw_before_anything_else():
     s = seed000_position()
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     for text in ["discard KS", "meld 4H 5H 6H", "layoff JC set"]:
         with pytest.raises(engine.IllegalActionError) as e:
             engine.apply(s, engine.action_id(s, text))
         assert text in str(e.value) and "draw" in str(e.value)
-        assert engine.to_json(s) == before
+        assert state_json.to_json(s) == before
 
 
 def test_only_one_draw_per_turn():
@@ -89,11 +89,11 @@ def test_only_one_draw_per_turn():
     play(s, "draw stock")
     for text in ["draw stock", "draw discard"]:
         assert text not in legal_texts(s)
-        before = engine.to_json(s)
+        before = state_json.to_json(s)
         with pytest.raises(engine.IllegalActionError) as e:
             engine.apply(s, engine.action_id(s, text))
         assert text in str(e.value)
-        assert engine.to_json(s) == before
+        assert state_json.to_json(s) == before
 
 
 # ---------------------------------------------------------------- the taken discard
@@ -109,17 +109,17 @@ def test_taken_discard_cannot_be_discarded_but_a_stock_card_can():
     play(s, "draw stock")
     assert "discard 5H" in legal_texts(s)  # a card drawn from the stock may go straight back
     play(s, "discard 5H")
-    assert engine.to_json(s)["discard"] == ["9C", "5H"]
+    assert state_json.to_json(s)["discard"] == ["9C", "5H"]
 
     s = position(small(), hands=hands, discard=["9C"], stock_top=["5H", "6C"])
     play(s, "draw discard")
     assert set(legal_texts(s)) == {"discard 2C", "discard 7D", "discard KS"}
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, "discard 9C"))
     msg = str(e.value)
     assert "discard 9C" in msg and "taken from the discard pile" in msg
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
     # on a later turn the restriction is gone
     play(s, "discard KS", "draw stock", "discard 5H", "draw stock")
     assert hand_text(s, 0) == {"2C", "7D", "9C", "6C"}
@@ -165,7 +165,7 @@ def test_layoff_on_own_and_opponent_melds_set_takes_its_fourth_card():
     assert "layoff 7S low" not in texts and "layoff 7S high" not in texts
     assert "layoff 8H high" not in texts  # 4H-5H-6H ends at 6: 7H is on the sevens
     play(s, "layoff 7S")
-    assert sorted(engine.to_json(s)["melds"][0]) == sorted(["7C", "7D", "7H", "7S"])
+    assert sorted(state_json.to_json(s)["melds"][0]) == sorted(["7C", "7D", "7H", "7S"])
     assert not any(t.endswith(" set") for t in legal_texts(s))
 
 
@@ -193,16 +193,16 @@ def test_run_ends_low_high_and_bare_layoff():
     assert engine.action_id(s, "layoff 3H") == engine.action_id(s, "layoff 3H low")
     assert engine.action_id(s, "layoff 8H") == engine.action_id(s, "layoff 8H high")
     assert engine.action_id(s, "layoff JC") == engine.action_id(s, "layoff JC set")
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, "layoff 3H high"))
     assert "layoff 3H high" in str(e.value) and "high end" in str(e.value)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
     with pytest.raises(ValueError) as e:
         engine.action_id(s, "layoff 2C")
     assert "2C" in str(e.value)
     play(s, "layoff 3H low", "layoff 8H high")
-    assert engine.to_json(s)["melds"][0] == ["3H", "4H", "5H", "6H", "7H", "8H"]
+    assert state_json.to_json(s)["melds"][0] == ["3H", "4H", "5H", "6H", "7H", "8H"]
     # the ends moved: the run now takes 2H low and 9H high
     assert s.accept[1] == 1 << parse_card("2H")
     assert s.accept[2] == 1 << parse_card("9H")
@@ -219,7 +219,7 @@ def test_bare_layoff_fitting_two_melds_is_ambiguous():
     assert "more than one" in str(e.value)
     assert {"layoff 5H low", "layoff 5H high"} <= set(legal_texts(s))
     play(s, "layoff 5H low")
-    assert engine.to_json(s)["melds"] == [["2H", "3H", "4H"], ["5H", "6H", "7H", "8H"]]
+    assert state_json.to_json(s)["melds"] == [["2H", "3H", "4H"], ["5H", "6H", "7H", "8H"]]
 
 
 def test_layoffs_switched_off():
@@ -228,11 +228,11 @@ def test_layoffs_switched_off():
     s = table("classic", hands, discard=["QC"], melds=melds, over={"layoffs": False}, has_melded=[True, True])
     play(s, "draw stock")
     assert not any(t.startswith("layoff") for t in legal_texts(s))
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, "layoff 3H low"))
     assert "layoff 3H low" in str(e.value) and "switched off" in str(e.value)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 def test_melds_are_never_rearranged():
@@ -256,11 +256,11 @@ def test_meld_leaving_only_the_taken_discard_is_illegal():
     s = position(small(), hands=hands, discard=["QC", "9H"])
     play(s, "draw discard")
     assert set(legal_texts(s)) == {"discard 7C", "discard 7D", "discard 7S"}
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, "meld 7C 7D 7S"))
     assert "meld 7C 7D 7S" in str(e.value) and "no legal way to finish" in str(e.value)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 def test_meld_leaving_the_taken_discard_is_legal_when_it_can_be_laid_off():
@@ -299,11 +299,11 @@ def test_layoff_leaving_only_the_taken_discard_is_illegal():
               has_melded=[True, True])
     play(s, "draw discard")
     assert legal_texts(s) == ["discard 2C"]
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, "layoff 2C set"))
     assert "layoff 2C set" in str(e.value) and "no legal way to finish" in str(e.value)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 def test_layoff_end_that_opens_a_home_for_the_taken_discard_is_legal():
@@ -329,7 +329,7 @@ def test_layoff_end_that_strands_the_taken_discard_is_illegal():
               has_melded=[True, True])
     play(s, "draw discard")
     for text in legal_texts(s):
-        trial = engine.from_json(engine.to_json(s))
+        trial = state_json.from_json(state_json.to_json(s))
         engine.apply(trial, engine.action_id(trial, text))
         assert trial.hand_over or engine.legal_actions(trial), text
 
@@ -347,11 +347,11 @@ def test_must_discard_forbids_emptying_the_hand_by_melds():
               over={"must_discard_to_go_out": True})
     play(s, "draw stock")
     assert set(legal_texts(s)) == {"discard 4H", "discard 5H", "discard 6H"}
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, "meld 4H 5H 6H"))
     assert "meld 4H 5H 6H" in str(e.value) and "discard" in str(e.value)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 def test_must_discard_allows_meld_that_leaves_a_card_to_discard():
@@ -408,12 +408,12 @@ def test_illegal_actions_name_text_and_reason_and_change_nothing():
         "draw stock": "has drawn",
     }
     for text, reason in cases.items():
-        before = engine.to_json(s)
+        before = state_json.to_json(s)
         with pytest.raises(engine.IllegalActionError) as e:
             engine.apply(s, engine.action_id(s, text))
         assert isinstance(e.value, ValueError)
         assert text in str(e.value) and reason in str(e.value), (text, str(e.value))
-        assert engine.to_json(s) == before
+        assert state_json.to_json(s) == before
     # the position still plays normally afterwards
     play(s, "meld 4H 5H 6H", "layoff JC set", "discard KS")
 
@@ -421,10 +421,10 @@ def test_illegal_actions_name_text_and_reason_and_change_nothing():
 @pytest.mark.parametrize("bad", [-1, 579, 10**6, 2.5, "discard KS", None])
 def test_non_action_ids_raise(bad):
     s = seed000_position()
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError):
         engine.apply(s, bad)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 def test_no_action_after_the_hand_is_over():
@@ -433,11 +433,11 @@ def test_no_action_after_the_hand_is_over():
     play(s, "draw discard", "meld 4H 5H 6H 7H")
     assert s.hand_over
     assert engine.legal_actions(s) == []
-    before = engine.to_json(s)
+    before = state_json.to_json(s)
     with pytest.raises(engine.IllegalActionError) as e:
         engine.apply(s, engine.action_id(s, "draw stock"))
     assert "over" in str(e.value)
-    assert engine.to_json(s) == before
+    assert state_json.to_json(s) == before
 
 
 @pytest.mark.parametrize("text", ["", "draw", "draw pile", "discard", "discard XX", "meld 4H 5H", "meld 4H 4H 5H",

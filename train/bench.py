@@ -1,4 +1,5 @@
-"""``rummy bench train``: training throughput and where the time goes.
+"""``rummy bench``: the command (``env`` from ``rummy_env.eval.bench``, ``train`` here),
+and ``rummy bench train``: training throughput and where the time goes.
 
 Runs the real trainer (``rummy_env.train.trainer.Trainer``, no warm start, no evaluations, no checkpoints)
 for a fixed number of learner timesteps and reports:
@@ -20,7 +21,27 @@ import time
 from typing import Any
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``rummy bench``: the ``env`` and ``train`` sub-modes."""
+    from rummy_env.eval.bench import ENV_DESCRIPTION, ENV_HELP, add_env_arguments
+
+    sub = parser.add_subparsers(dest="bench_mode", metavar="env|train")
+    sub.required = True
+    add_env_arguments(sub.add_parser("env", help=ENV_HELP, description=ENV_DESCRIPTION))
+    add_train_arguments(sub.add_parser("train", help="training throughput (needs the train extra)",
+                                       description="Training throughput of the real trainer and where the time goes."))
+
+
+def main(args: argparse.Namespace) -> int:
+    """Entry point of ``rummy bench``; returns the exit code."""
+    if args.bench_mode == "train":
+        return run(args)
+    from rummy_env.eval.bench import run_env
+
+    return run_env(args)
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of ``rummy bench train``."""
     p.add_argument("--timesteps", type=int, default=65_536, help="learner timesteps per run (default 65,536)")
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to compare (default 1 2)")

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from rummy_env.agents import BASELINES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -142,7 +144,7 @@ class TrainConfig:
     """Duplicate deals per baseline at each evaluation (each played once per seat rotation)."""
     final_eval_deals: int = 500
     """Duplicate deals per baseline in the final report."""
-    eval_baselines: list[str] = field(default_factory=lambda: ["random", "greedy", "heuristic"])
+    eval_baselines: list[str] = field(default_factory=lambda: list(BASELINES))
     """Baselines evaluated against."""
     checkpoint_every: int = 500_000
     """Learner timesteps between checkpoints (one is also written at the end and on Ctrl-C)."""
@@ -180,7 +182,7 @@ class TrainConfig:
 
         if self.reward not in REWARDS:
             raise ValueError(f"reward must be {' or '.join(REWARDS)}, got {self.reward!r}")
-        kinds = ("snapshot", "random", "greedy", "heuristic")
+        kinds = ("snapshot", *BASELINES)
         for k, w in self.opponent_weights.items():
             if k not in kinds:
                 raise ValueError(f"opponent_weights: unknown kind {k!r}; kinds: {', '.join(kinds)}")
@@ -188,8 +190,9 @@ class TrainConfig:
                 raise ValueError(f"opponent_weights[{k!r}] must be a number >= 0, got {w!r}")
         if sum(self.opponent_weights.values()) <= 0:
             raise ValueError("opponent_weights must have a positive total")
-        if self.warmstart_teacher not in ("none", "random", "greedy", "heuristic"):
-            raise ValueError(f"warmstart_teacher must be none, random, greedy or heuristic, got {self.warmstart_teacher!r}")
+        if self.warmstart_teacher not in ("none", *BASELINES):
+            raise ValueError(f"warmstart_teacher must be none, {', '.join(BASELINES[:-1])} or {BASELINES[-1]}, "
+                             f"got {self.warmstart_teacher!r}")
         if not isinstance(self.warmstart_decisions, int) or self.warmstart_decisions < 0:
             raise ValueError(f"warmstart_decisions must be an int >= 0, got {self.warmstart_decisions!r}")
         if not isinstance(self.warmstart_teacher_weights, dict):
@@ -210,8 +213,8 @@ class TrainConfig:
         if not isinstance(self.warmstart_epochs, int) or self.warmstart_epochs < 1:
             raise ValueError(f"warmstart_epochs must be an int >= 1, got {self.warmstart_epochs!r}")
         for b in self.eval_baselines:
-            if b not in ("random", "greedy", "heuristic"):
-                raise ValueError(f"eval_baselines: unknown baseline {b!r}; baselines: random, greedy, heuristic")
+            if b not in BASELINES:
+                raise ValueError(f"eval_baselines: unknown baseline {b!r}; baselines: {', '.join(BASELINES)}")
         if not isinstance(self.trunk, int) or isinstance(self.trunk, bool) or self.trunk < 0:
             raise ValueError(f"trunk must be an int >= 0, got {self.trunk!r}")
         if self.features not in ("cards", "none"):

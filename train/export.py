@@ -3,7 +3,7 @@
 SOURCE is an SB3 zip (``MaskablePPO``, or ``PPO`` trained on the same spaces),
 ``pretrained`` (the policy shipped at ``agents/pretrained/policy.zip``), or an RLlib
 checkpoint folder written by ``rummy train --backend rllib`` (``checkpoints/iter_N``;
-exported by ``rummy_env.train.rllib.export_rllib_checkpoint``, which needs ``ray[rllib]``).
+exported by ``export_rllib_checkpoint``, which needs ``ray[rllib]``).
 
 ``policy.onnx`` (opset 18, one dynamic ``batch`` axis):
 
@@ -46,13 +46,12 @@ from typing import Any
 from rummy_env import Rules, __version__ as ENV_PACKAGE_VERSION
 from rummy_env.actions import ACTION_RANGES, ACTION_TEXTS, NUM_ACTIONS
 from rummy_env.cards import CARD_TEXT
-from rummy_env.env import make_rules
+from rummy_env.agents.masking import MASK_FILL, mask_logits
 from rummy_env.observation import layout, obs_size
 
 ENV_VERSION = "rummy_v0"
 SPEC_FORMAT = 1
 OPSET = 18
-MASK_FILL = -1e9
 CONFIG_NAME = "rummy_config.json"
 PRETRAINED_ZIP = Path(__file__).resolve().parent.parent / "agents" / "pretrained" / "policy.zip"
 
@@ -148,7 +147,7 @@ def find_rules(zip_path: str | os.PathLike | None) -> tuple[Rules, str]:
             if not isinstance(cfg_obj, dict) or "rules" not in cfg_obj:
                 raise ValueError(f"{where} has no 'rules' key")
             try:
-                return make_rules(cfg_obj["rules"]), where
+                return Rules.make(cfg_obj["rules"]), where
             except (ValueError, TypeError) as e:
                 raise ValueError(f"{where}: bad rules: {e}") from None
     return Rules.preset("classic"), f"default: no {CONFIG_NAME} found beside the policy; assumed classic"
@@ -170,23 +169,10 @@ def _onnx_module(policy: Any) -> Any:
 
         def forward(self, observation: torch.Tensor, action_mask: torch.Tensor):
             logits = self.action_net(self.policy_net(self.features_extractor(observation.float())))
-            masked = torch.where(action_mask != 0, logits, torch.full_like(logits, MASK_FILL))
+            masked = mask_logits(logits, action_mask)
             return masked, torch.argmax(masked, dim=1)
 
     return OnnxablePolicy(policy).eval()
-
-
-def torch_masked_logits(model: Any, observations: Any, masks: Any) -> tuple[Any, Any]:
-    """Reference computation in torch: ``(masked_logits float32 [B, 579], action int64 [B])``
-    for numpy ``observations`` ``[B, obs_dim]`` and ``masks`` ``[B, 579]``."""
-    import numpy as np
-    import torch
-
-    mod = _onnx_module(model.policy)
-    with torch.no_grad():
-        ml, a = mod(torch.as_tensor(np.asarray(observations, dtype=np.float32)),
-                    torch.as_tensor(np.asarray(masks, dtype=np.int8)))
-    return ml.numpy(), a.numpy()
 
 
 def masked_graph(logits_net: Any) -> Any:
@@ -202,14 +188,10 @@ def masked_graph(logits_net: Any) -> Any:
 
         def forward(self, observation: torch.Tensor, action_mask: torch.Tensor):
             logits = self.net(observation.float())
-            masked = torch.where(action_mask != 0, logits, torch.full_like(logits, MASK_FILL))
+            masked = mask_logits(logits, action_mask)
             return masked, torch.argmax(masked, dim=1)
 
     return MaskedPolicy(logits_net).eval()
-
-
-def _export_onnx(policy: Any, obs_dim: int, path: Path) -> None:
-    export_graph_onnx(_onnx_module(policy), obs_dim, path)
 
 
 def export_graph_onnx(mod: Any, obs_dim: int, path: Path) -> None:
@@ -309,7 +291,7 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
 
     Args:
         model_or_path: an SB3 ``MaskablePPO``/``PPO`` model, the path of its zip, or the
-            folder of an RLlib checkpoint (``rummy_env.train.rllib.export_rllib_checkpoint``).
+            folder of an RLlib checkpoint (``export_rllib_checkpoint``).
         out_dir: the directory to write (created if needed; the two files are replaced).
         rules: the rules it was trained on (preset name, ``Rules`` or dict); ``None``
             reads ``rummy_config.json`` beside the zip, else assumes ``classic``.
@@ -334,7 +316,7 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
     if rules is None:
         rules_obj, rules_source = find_rules(path)
     else:
-        rules_obj, rules_source = make_rules(rules), "given to export_policy"
+        rules_obj, rules_source = Rules.make(rules), "given to export_policy"
     n_act = getattr(model.action_space, "n", None)
     if n_act != NUM_ACTIONS:
         raise ValueError(f"the policy's action space is {model.action_space}, not Discrete({NUM_ACTIONS}) of rummy_v0")
@@ -364,15 +346,50 @@ def write_policy_dir(graph: Any, spec: dict[str, Any], obs_dim: int, out: Path) 
 
 
 def _export_rllib(path: Path, out_dir: str | os.PathLike, rules: Any) -> dict:
-    """A folder SOURCE: an RLlib checkpoint (``rummy_env.train.rllib.export_rllib_checkpoint``)."""
+    """A folder SOURCE: an RLlib checkpoint (``export_rllib_checkpoint``)."""
     try:
-        from .rllib import export_rllib_checkpoint
+        from . import rllib  # noqa: F401  (imports ray only when it loads the module)
     except ImportError as e:
         raise ValueError(
             f"{path} is a folder, taken as an RLlib checkpoint; exporting one needs the rllib extra "
             f"(pip install 'rummy-env[rllib]'): {e}"
         ) from None
     return export_rllib_checkpoint(path, out_dir, rules=rules)
+
+
+def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathLike,
+                            rules: Rules | str | dict | None = None) -> dict[str, Any]:
+    """Export the learner policy of an RLlib checkpoint to ``out_dir/policy.onnx`` and
+    ``out_dir/spec.json``, the format of ``rummy_env.train.export`` (same graph inputs/outputs,
+    same spec). Needs ray[rllib]. The rules come from the checkpoint's ``rummy_config.json`` unless given.
+
+    Raises:
+        ValueError: not an RLlib checkpoint of this trainer, or a module whose sizes do
+            not match the rules.
+    """
+    from .rllib import STATE_FILE, check_checkpoint, load_actor
+
+    p = Path(ckpt_dir)
+    check_checkpoint(p)
+    if rules is None:
+        rules_obj, rules_source = find_rules(p / STATE_FILE)  # reads rummy_config.json beside it
+    else:
+        rules_obj, rules_source = Rules.make(rules), "given to export_rllib_checkpoint"
+    net = load_actor(p)
+    want = obs_size(rules_obj.num_players)
+    import torch
+
+    with torch.no_grad():
+        try:
+            out = net(torch.zeros(1, want))
+        except Exception as e:  # noqa: BLE001
+            raise ValueError(f"the policy in {p} does not take observations of size {want} "
+                             f"({rules_source}): {e}") from None
+    if tuple(out.shape) != (1, NUM_ACTIONS):
+        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {NUM_ACTIONS}")
+    spec = build_spec(rules_obj, rules_source, want, f"rllib:{p}")
+    write_policy_dir(masked_graph(net), spec, want, Path(out_dir))
+    return spec
 
 
 # ---------------------------------------------------------------------------- command line

@@ -47,26 +47,12 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from rummy_env.observation import num_card_planes, obs_size, offsets
+from rummy_env.observation import ACES_ORDER, num_card_planes, offsets, players_for
 
 PER_HAND = 7   # same_rank, 4 run neighbours, in_set, in_run
 UNSEEN = 6     # unseen_rank, 4 run neighbours, unseen
 LOOSE_COUNTS = 6  # one-hot 0, 1, 2, 3, 4, 5+
 EXTRA = 52 * (2 * PER_HAND + UNSEEN + 1 + 2) + 2 * LOOSE_COUNTS  # + 1: the hand plus upcard
-_ACES = ("low", "high", "either")
-
-
-def players_for(obs_dim: int) -> int:
-    """The player count whose observation has ``obs_dim`` entries.
-
-    Raises:
-        ValueError: no player count 2-6 has that size.
-    """
-    for n in range(2, 7):
-        if obs_size(n) == obs_dim:
-            return n
-    raise ValueError(f"observation size {obs_dim} is not that of a 2-6 player table "
-                     f"({', '.join(str(obs_size(n)) for n in range(2, 7))})")
 
 
 def linear_maps() -> torch.Tensor:
@@ -76,7 +62,7 @@ def linear_maps() -> torch.Tensor:
     wrap, an ace is the rank below 2 when aces may be low and the rank above K when
     they may be high)."""
     w = torch.zeros(3, 52, 5 * 52)
-    for a, aces in enumerate(_ACES):
+    for a, aces in enumerate(ACES_ORDER):
         low_ok, high_ok = aces != "high", aces != "low"
         for c in range(52):
             s, r = divmod(c, 13)

@@ -5,8 +5,9 @@ two normalisations of the logits (one before and one after masking) and a
 ``torch.multinomial`` draw, which for 64 games x 579 actions costs more than the
 network itself. This subclass computes the same quantities directly:
 
-- illegal logits are replaced by sb3-contrib's ``HUGE_NEG`` (-1e8), exactly as its
-  ``MaskableCategorical.apply_masking`` does;
+- illegal logits are replaced by ``MASK_FILL`` (-1e9, ``rummy_env.agents.masking``);
+  sb3-contrib's ``MaskableCategorical.apply_masking`` uses -1e8: both underflow to
+  probability exactly 0, so the distribution is the same;
 - one ``log_softmax`` gives the log-probabilities;
 - actions are sampled by the Gumbel-max trick (``argmax(log p + G)``, ``G = -log(-log U)``,
   ``U`` uniform), which draws from the same categorical distribution, or taken by argmax
@@ -26,7 +27,8 @@ import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-HUGE_NEG = -1e8  # the logit sb3-contrib's MaskableCategorical.apply_masking gives illegal actions
+from rummy_env.agents.masking import mask_logits
+
 
 
 def _mask_tensor(action_masks, shape: torch.Size, device: torch.device) -> torch.Tensor:
@@ -54,7 +56,7 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
         masks = None
         if action_masks is not None:
             masks = _mask_tensor(action_masks, logits.shape, logits.device)
-            logits = torch.where(masks, logits, torch.tensor(HUGE_NEG, dtype=logits.dtype, device=logits.device))
+            logits = mask_logits(logits, masks)
         return torch.log_softmax(logits, dim=-1), masks
 
     def forward(self, obs: torch.Tensor, deterministic: bool = False,

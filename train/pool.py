@@ -12,7 +12,8 @@ import numpy as np
 import torch
 from torch import nn
 
-KINDS = ("snapshot", "random", "greedy", "heuristic")
+from rummy_env.agents.masking import mask_logits
+
 
 
 class ActorNet(nn.Module):
@@ -85,10 +86,10 @@ class ActorNet(nn.Module):
 
 
 def masked_logits(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """Logits of ``net`` for a batch, illegal actions set to ``-inf`` (float32 ``[B, 579]``)."""
+    """Logits of ``net`` for a batch, illegal actions set to ``MASK_FILL`` (float32 ``[B, 579]``)."""
     with torch.no_grad():
         logits = net(torch.as_tensor(obs, dtype=torch.float32)).numpy()
-    return np.where(masks.astype(bool), logits, -np.inf)
+    return mask_logits(logits, masks)
 
 
 class SnapshotAgent:

@@ -112,11 +112,6 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, object_sto
 
 # ---------------------------------------------------------------------------- the algorithm
 
-def make_rules(cfg: TrainConfig) -> Rules:
-    kw = {} if cfg.num_players is None else {"num_players": cfg.num_players}
-    return Rules.preset(cfg.rules, **kw)
-
-
 def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_per_env_runner: int = 1) -> Any:
     """The RLlib ``PPOConfig`` for a ``TrainConfig``."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -191,7 +186,7 @@ class RLlibTrainer:
             raise ValueError(f"--num-env-runners must be >= 1, got {num_env_runners}")
         self.m = m
         self.cfg = cfg
-        self.rules = make_rules(cfg)
+        self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck_state = check_checkpoint(resume, self.rules) if resume else None
@@ -454,45 +449,6 @@ def load_actor(ckpt: str | os.PathLike) -> Any:
     return m.ActorLogits(module).eval()
 
 
-def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathLike,
-                            rules: Rules | str | dict | None = None) -> dict[str, Any]:
-    """Export the learner policy of an RLlib checkpoint to ``out_dir/policy.onnx`` and
-    ``out_dir/spec.json``, the format of ``rummy_env.train.export`` (same graph inputs/outputs,
-    same spec). The rules come from the checkpoint's ``rummy_config.json`` unless given.
-
-    Raises:
-        ValueError: not an RLlib checkpoint of this trainer, or a module whose sizes do
-            not match the rules.
-    """
-    from rummy_env.actions import NUM_ACTIONS
-    from rummy_env.env import make_rules as _make_rules
-    from rummy_env.observation import obs_size
-
-    from . import export as ex
-
-    p = Path(ckpt_dir)
-    check_checkpoint(p)
-    if rules is None:
-        rules_obj, rules_source = ex.find_rules(p / STATE_FILE)  # reads rummy_config.json beside it
-    else:
-        rules_obj, rules_source = _make_rules(rules), "given to export_rllib_checkpoint"
-    net = load_actor(p)
-    want = obs_size(rules_obj.num_players)
-    import torch
-
-    with torch.no_grad():
-        try:
-            out = net(torch.zeros(1, want))
-        except Exception as e:  # noqa: BLE001
-            raise ValueError(f"the policy in {p} does not take observations of size {want} "
-                             f"({rules_source}): {e}") from None
-    if tuple(out.shape) != (1, NUM_ACTIONS):
-        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {NUM_ACTIONS}")
-    spec = ex.build_spec(rules_obj, rules_source, want, f"rllib:{p}")
-    ex.write_policy_dir(ex.masked_graph(net), spec, want, Path(out_dir))
-    return spec
-
-
 # ---------------------------------------------------------------------------- entry point
 
 def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
@@ -507,7 +463,7 @@ def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
         raise ValueError(f"--envs-per-env-runner must be >= 1, got {n_envs}")
     resume = getattr(args, "resume", None)
     if resume:
-        check_checkpoint(resume, make_rules(cfg))
+        check_checkpoint(resume, Rules.make(cfg.rules, num_players=cfg.num_players))
     started = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
     ray = init_ray(address, num_cpus=(n_runners + 1) if address is None else None)
     trainer = None

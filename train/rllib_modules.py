@@ -31,9 +31,10 @@ from ray.rllib.core.models.base import ACTOR, ENCODER_OUT
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
+from rummy_env.agents import BASELINES
+from rummy_env.agents.masking import mask_logits
+
 LEARNER = "learner"
-BASELINES = ("random", "greedy", "heuristic")
-MASK_FILL = -1e9  # as rummy_env.train.export.MASK_FILL: softmax gives illegal actions probability 0
 
 
 def snapshot_id(i: int) -> str:
@@ -76,11 +77,6 @@ class RummyMultiAgentEnv(PettingZooEnv):
         return obs, rew, term, trunc, info
 
 
-def env_creator(config: dict | None = None) -> RummyMultiAgentEnv:
-    """The env creator RLlib calls on every EnvRunner."""
-    return RummyMultiAgentEnv(config)
-
-
 # ---------------------------------------------------------------------------- modules
 
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
@@ -118,7 +114,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     def _mask(out: dict[str, Any], mask: Any) -> dict[str, Any]:
         if mask is not None:
             logits = out[Columns.ACTION_DIST_INPUTS]
-            out[Columns.ACTION_DIST_INPUTS] = torch.where(mask != 0, logits, torch.full_like(logits, MASK_FILL))
+            out[Columns.ACTION_DIST_INPUTS] = mask_logits(logits, mask)
         return out
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -195,10 +191,6 @@ _POOL: dict[str, Any] = {"slots": []}
 def set_pool_state(slots: list[int]) -> None:
     """Record which snapshot slots hold a snapshot (oldest first, the newest last)."""
     _POOL["slots"] = list(slots)
-
-
-def get_pool_state() -> list[int]:
-    return list(_POOL["slots"])
 
 
 def _episode_rng(episode: Any) -> np.random.Generator:

@@ -21,11 +21,11 @@ from .vec_env import BatchedVecEnv
 
 def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, seed: int):
     """An ``OpponentPool`` with the scripted baselines (seeded) it needs."""
-    from rummy_env.agents import make_agent
+    from rummy_env.agents import BASELINES, make_agent
 
     from .pool import OpponentPool
 
-    baselines = {k: make_agent(k, seed=seed + i) for i, k in enumerate(("random", "greedy", "heuristic"))
+    baselines = {k: make_agent(k, seed=seed + i) for i, k in enumerate(BASELINES)
                  if weights.get(k, 0) > 0}
     return OpponentPool(weights, max_snapshots, latest_prob, baselines)
 

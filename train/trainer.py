@@ -47,12 +47,6 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupt, or made for other rules or shapes."""
 
 
-def make_rules(cfg: TrainConfig) -> Rules:
-    """The ``Rules`` a config trains on (preset + player count)."""
-    kw = {} if cfg.num_players is None else {"num_players": cfg.num_players}
-    return Rules.preset(cfg.rules, **kw)
-
-
 def greedy_agent(model: MaskablePPO, name: str = "learner") -> SnapshotAgent:
     """The current policy, frozen, acting greedily (most probable legal action)."""
     return SnapshotAgent(ActorNet.from_policy(model.policy), name=name, greedy=True)
@@ -213,7 +207,7 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, resume: str | None = None, verbose: int = 1) -> None:
         cfg.validate()
         self.cfg = cfg
-        self.rules = make_rules(cfg)
+        self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck = load_checkpoint(resume, cfg, self.rules) if resume else None

@@ -18,7 +18,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env import engine
 from rummy_env.actions import NUM_ACTIONS
-from rummy_env.observation import Encoder, obs_size
+from rummy_env.observation import Encoder, action_mask, obs_size
 from rummy_env.rules import Rules
 
 from .pool import OpponentPool, SnapshotAgent
@@ -120,15 +120,14 @@ class SelfPlayVecEnv(BatchedVecEnv):
                 if isinstance(agent, SnapshotAgent):
                     batches.setdefault(id(agent), (agent, []))[1].append(g)
                 else:
-                    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-                    mask[engine.legal_actions(st)] = 1
+                    mask = action_mask(engine.legal_actions(st))
                     engine.apply(st, agent.act(enc(st, st.current), mask))
                     self.opponent_decisions += 1
             for agent, gs in batches.values():
                 obs = np.stack([enc(g.state, g.state.current) for g in gs])
                 masks = np.zeros((len(gs), NUM_ACTIONS), dtype=bool)
                 for i, g in enumerate(gs):
-                    masks[i, engine.legal_actions(g.state)] = True
+                    action_mask(engine.legal_actions(g.state), out=masks[i])
                 acts = agent.act_batch(obs, masks, rng=gs[0].rng)
                 for g, a in zip(gs, acts):
                     engine.apply(g.state, int(a))
@@ -198,7 +197,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
         """Bool ``[n_envs, 579]``: each game's legal actions for the learner."""
         masks = np.zeros((self.num_envs, NUM_ACTIONS), dtype=bool)
         for i, g in enumerate(self.games):
-            masks[i, engine.legal_actions(g.state)] = True
+            action_mask(engine.legal_actions(g.state), out=masks[i])
         return masks
 
     def close(self) -> None:

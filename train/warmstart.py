@@ -22,7 +22,9 @@ import torch
 
 from rummy_env import engine
 from rummy_env.actions import NUM_ACTIONS
-from rummy_env.observation import Encoder
+from rummy_env.agents import BASELINES
+from rummy_env.agents.masking import mask_logits
+from rummy_env.observation import Encoder, action_mask
 from rummy_env.rules import Rules
 
 from .rewards import REWARDS, hand_rewards
@@ -45,7 +47,7 @@ def greedy_student(forward: Callable) -> Callable[[np.ndarray, np.ndarray], np.n
     ``(obs float32 [B, obs_dim], masks bool [B, 579]) -> int64 [B]``."""
     def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            logits = forward(torch.as_tensor(obs))[0].masked_fill(~torch.as_tensor(masks), -1e9)
+            logits = mask_logits(forward(torch.as_tensor(obs))[0], torch.as_tensor(masks))
         return logits.argmax(1).numpy()
     return act
 
@@ -88,8 +90,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
         for g, st in enumerate(states):
             seat = st.current
             o = enc.encode(st, seat)
-            m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            m[engine.legal_actions(st)] = 1
+            m = action_mask(engine.legal_actions(st))
             obs[i], masks[i], actions[i] = o, m.astype(bool), agents[seat].act(o, m)
             rows[g].append((i, seat))
             i += 1
@@ -150,8 +151,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
         while not st.hand_over and i < decisions:
             seat = st.current
             o = enc.encode(st, seat)
-            m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            m[engine.legal_actions(st)] = 1
+            m = action_mask(engine.legal_actions(st))
             a = agents[seat].act(o, m)
             obs[i], masks[i], actions[i], seats[i] = o, m.astype(bool), a, seat
             if who is not None and names[who[seat]] != "teacher":
@@ -165,7 +165,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     return obs[:done], masks[:done], actions[:done], returns[:done]
 
 
-BEHAVIOURS = ("teacher", "random", "greedy", "heuristic")
+BEHAVIOURS = ("teacher", *BASELINES)
 
 
 def check_behaviour(behaviour: dict[str, float] | None) -> None:
@@ -266,7 +266,7 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
         for start in range(0, n, batch_size):
             idx = torch.as_tensor(order[start:start + batch_size])
             logits, values = forward(obs_t[idx])
-            loss_pi = torch.nn.functional.cross_entropy(logits.masked_fill(~mask_t[idx], -1e9), act_t[idx])
+            loss_pi = torch.nn.functional.cross_entropy(mask_logits(logits, mask_t[idx]), act_t[idx])
             loss_v = torch.nn.functional.mse_loss(values, ret_t[idx])
             loss = loss_pi + 0.5 * loss_v
             opt.zero_grad()

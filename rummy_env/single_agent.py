@@ -2,7 +2,7 @@
 
 One seat learns; the other seats are played by agent objects (API.md's agent
 protocol: ``act(observation, action_mask) -> int``) or, with ``opponents=None``,
-by uniformly random legal moves.
+by uniformly random legal moves (``rummy_env.observation.RandomAgent``).
 """
 from __future__ import annotations
 
@@ -14,22 +14,7 @@ import numpy as np
 from . import engine
 from .actions import NUM_ACTIONS
 from .env import raw_env
-
-
-class RandomLegalAgent:
-    """Plays a uniformly random legal action (seeded)."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def seed(self, seed: int | None) -> None:
-        """Reseed the generator (``None``: fresh entropy)."""
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        """A uniformly random id among the mask's ones (int8 ``(579,)``)."""
-        legal = np.flatnonzero(action_mask)
-        return int(legal[self.rng.integers(len(legal))])
+from .observation import RandomAgent
 
 
 class SingleAgentEnv(gym.Env):
@@ -72,7 +57,7 @@ class SingleAgentEnv(gym.Env):
         self.learner_seat = learner_seat
         self.opponents = opponents
         self._check_opponents(opponents)
-        self._random = RandomLegalAgent()
+        self._random = RandomAgent()
         self.observation_space = self.env.observation_space("player_0")["observation"]
         self.action_space = self.env.action_space("player_0")
         self.illegal_penalty = float(illegal_penalty)
@@ -130,7 +115,11 @@ class SingleAgentEnv(gym.Env):
                 break
             if options:
                 raise ValueError("the position ends before the learner moves")
-        return self.env._obs(self.seat).copy(), {"seat": self.seat}
+        return self._observation(), {"seat": self.seat}
+
+    def _observation(self) -> np.ndarray:
+        """The learner's observation (a fresh float32 array), through the env's public ``observe``."""
+        return self.env.observe(self.env.possible_agents[self.seat])["observation"]
 
     def _all_opponents(self) -> list:
         opp = self.opponents
@@ -143,7 +132,8 @@ class SingleAgentEnv(gym.Env):
         st = env.state
         while env.agents and not env.terminations[env.agent_selection] and st.current != self.seat:
             seat = st.current
-            a = self._opponent(seat).act(env._obs(seat).copy(), env._mask(seat))
+            seen = env.observe(env.possible_agents[seat])  # the mover's observation and mask
+            a = self._opponent(seat).act(seen["observation"], seen["action_mask"])
             env.step(a)
         if not env.agents or env.terminations[env.agent_selection]:
             self._done = True
@@ -152,7 +142,7 @@ class SingleAgentEnv(gym.Env):
         """The learner's action mask (bool, shape ``(579,)``): sb3-contrib's protocol."""
         if self._done:
             return np.zeros(NUM_ACTIONS, dtype=bool)
-        return self.env._mask(self.seat).astype(bool)
+        return self.env.observe(self.env.possible_agents[self.seat])["action_mask"].astype(bool)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The learner's action, then the opponents' moves until the learner is to move
@@ -176,7 +166,7 @@ class SingleAgentEnv(gym.Env):
         if st.current != self.seat or st.hand_over or a not in engine.legal_actions(st):  # the mask's 1s
             self._done = True
             info = {"illegal_action": True, "seat": self.seat}
-            return env._obs(self.seat).copy(), self.illegal_penalty, True, False, info
+            return self._observation(), self.illegal_penalty, True, False, info
         env.step(a)
         self._play_opponents()
         info: dict[str, Any] = {"seat": self.seat}
@@ -185,7 +175,7 @@ class SingleAgentEnv(gym.Env):
             agent = env.possible_agents[self.seat]
             reward = float(env.rewards[agent])
             info.update(env.infos[agent])
-        return env._obs(self.seat).copy(), reward, self._done, False, info
+        return self._observation(), reward, self._done, False, info
 
     def state_dict(self) -> dict:
         """The current position in API.md's STATE form."""

@@ -1,0 +1,277 @@
+"""STATE JSON: a position as a JSON-able dict and back (API.md's STATE form).
+
+Like python-chess's FEN beside its board: ``to_json(state)`` writes a position of
+``engine.GameState`` and ``from_json(obj)`` builds one, checking that it is a legal
+one (RULES.md §2 deal sizes, §3 turn phases, §4 melds, §6 recycles, §7 match scores)
+and raising ``PositionError`` when it is not. The rules themselves live in
+``engine.py``; this module only reads and writes positions.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, parse_card
+from .engine import DRAW, PHASES, PLAY, GameState, _compute_accept, _finishable, _meld_from_id
+from .melds import meld_of_cards
+from .rules import Rules
+
+__all__ = ["PositionError", "to_json", "from_json"]
+
+
+class PositionError(ValueError):
+    """A position (STATE JSON) that is not a legal one; the message says what is wrong."""
+
+
+_STATE_KEYS = (
+    "rules", "hands", "stock", "discard", "melds", "current_player", "phase", "drawn_from_discard",
+    "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
+    "known_cards", "discards_by", "hand_over", "result", "match_winners",
+)
+_REQUIRED = ("hands", "stock", "discard", "melds", "current_player", "phase")
+
+
+def _texts(mask_or_list: Any) -> list[str]:
+    return [CARD_TEXT[c] for c in (cards_of(mask_or_list) if isinstance(mask_or_list, int) else mask_or_list)]
+
+
+def to_json(state: GameState) -> dict[str, Any]:
+    """The position in API.md's STATE form (a JSON-able dict), plus the extensions
+    ``melded_this_turn``, ``hand_number``, ``known_cards`` and ``discards_by`` that a
+    round trip needs. ``result`` (once the hand is over) also carries ``payoffs``."""
+    d: dict[str, Any] = {
+        "rules": state.rules.to_json(),
+        "hands": [_texts(h) for h in state.hands],
+        "stock": _texts(state.stock[::-1]),
+        "discard": _texts(state.discard),
+        "melds": [_texts(m.cards()) for m in state.melds],
+        "current_player": state.current,
+        "phase": PHASES[state.phase],
+        "drawn_from_discard": None if state.drawn_from_discard < 0 else CARD_TEXT[state.drawn_from_discard],
+        "has_melded": list(state.has_melded),
+        "melded_this_turn": state.melded_this_turn,
+        "recycles": state.recycles,
+        "turn": state.turn,
+        "scores": list(state.scores),
+        "dealer": state.dealer,
+        "hand_number": state.hand_number,
+        "known_cards": [_texts(k) for k in state.known],
+        "discards_by": [_texts(k) for k in state.discards_by],
+        "hand_over": state.hand_over,
+    }
+    if state.hand_over:
+        d["result"] = dict(state.result, payoffs=list(state.payoffs))
+    if state.match_over:
+        d["match_winners"] = list(state.match_winners)
+    return d
+
+
+def _err(msg: str) -> PositionError:
+    return PositionError(f"invalid position: {msg}")
+
+
+def _card_list(v: Any, what: str) -> list[int]:
+    if not isinstance(v, (list, tuple)):
+        raise _err(f"{what} must be a list of card texts, got {type(v).__name__}")
+    try:
+        return [parse_card(t) for t in v]
+    except ValueError as e:
+        raise _err(f"{what}: {e}") from None
+
+
+def _int(v: Any, what: str, lo: int, hi: int | None) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise _err(f"{what} must be an int in {rng}, got {v!r}")
+    return v
+
+
+def _bool_list(v: Any, what: str, n: int) -> list[bool]:
+    if not isinstance(v, list) or len(v) != n or not all(isinstance(x, bool) for x in v):
+        raise _err(f"{what} must be a list of {n} booleans, got {v!r}")
+    return list(v)
+
+
+def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> GameState:
+    """Build a position from API.md's STATE form, checking that it is a legal one.
+
+    ``rules`` applies when ``obj`` has no ``"rules"``; ``seed`` seeds the RNG used for
+    later shuffles (recycles, next deals).
+
+    Raises:
+        PositionError (a ``ValueError``): what is wrong: a card missing or twice,
+            a bad meld, a hand size that cannot occur, an unknown key or phase, ...
+    """
+    if not isinstance(obj, dict):
+        raise _err(f"a position is a JSON object, got {type(obj).__name__}")
+    unknown = [k for k in obj if k not in _STATE_KEYS]
+    if unknown:
+        raise _err(f"unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(_STATE_KEYS)}")
+    missing = [k for k in _REQUIRED if k not in obj]
+    if missing:
+        raise _err(f"missing field(s) {', '.join(missing)}")
+    if "rules" in obj and obj["rules"] is not None:
+        try:
+            rules = Rules.from_json(obj["rules"])
+        except (ValueError, TypeError) as e:
+            raise _err(f"rules: {e}") from None
+    if rules is None:
+        rules = Rules.preset("classic")
+    n = rules.num_players
+    s = GameState.__new__(GameState)
+    s.rules = rules
+    s.rng = random.Random(seed)
+
+    hands_v = obj["hands"]
+    if not isinstance(hands_v, list) or len(hands_v) != n:
+        raise _err(f"hands must be a list of {n} hands (one per seat for {n} players)")
+    hands = [_card_list(h, f"hands[{i}]") for i, h in enumerate(hands_v)]
+    stock = _card_list(obj["stock"], "stock")
+    discard = _card_list(obj["discard"], "discard")
+    if not isinstance(obj["melds"], list):
+        raise _err("melds must be a list of melds (each a list of card texts)")
+    melds_c = [_card_list(m, f"melds[{i}]") for i, m in enumerate(obj["melds"])]
+
+    where: dict[int, str] = {}
+    places = [(f"hands[{i}]", h) for i, h in enumerate(hands)] + [("stock", stock), ("discard", discard)]
+    places += [(f"melds[{i}]", m) for i, m in enumerate(melds_c)]
+    for name, cards in places:
+        for c in cards:
+            if c in where:
+                raise _err(f"card {CARD_TEXT[c]} appears twice (in {where[c]} and {name})")
+            where[c] = name
+    if len(where) != NUM_CARDS:
+        lost = [CARD_TEXT[c] for c in range(NUM_CARDS) if c not in where]
+        raise _err(f"card(s) missing: {' '.join(lost)} (every one of the 52 cards must be placed once)")
+
+    melds = []
+    for i, cards in enumerate(melds_c):
+        try:
+            mid = meld_of_cards(mask_of(cards), rules.aces)
+        except ValueError as e:
+            raise _err(f"melds[{i}]: {e}") from None
+        melds.append(_meld_from_id(mid))
+
+    cur = _int(obj["current_player"], "current_player", 0, n - 1)
+    if obj["phase"] not in PHASES:
+        raise _err(f"phase must be 'draw' or 'play', got {obj['phase']!r}")
+    phase = PHASES.index(obj["phase"])
+    hand_over = obj.get("hand_over", False)
+    if not isinstance(hand_over, bool):
+        raise _err(f"hand_over must be true or false, got {hand_over!r}")
+
+    dfd = obj.get("drawn_from_discard")
+    f = -1
+    if dfd is not None:
+        try:
+            f = parse_card(dfd)
+        except ValueError as e:
+            raise _err(f"drawn_from_discard: {e}") from None
+        if phase == DRAW:
+            raise _err("drawn_from_discard must be null in the draw phase")
+        if where[f] != f"hands[{cur}]" and not where[f].startswith("melds"):
+            raise _err(f"drawn_from_discard {CARD_TEXT[f]} is in {where[f]}, not in the mover's hand or a meld")
+
+    k = rules.cards_dealt
+    melded = sum(len(m) for m in melds_c)
+    for i, h in enumerate(hands):
+        cap = k + (1 if i == cur and phase == PLAY else 0)
+        if len(h) > cap:
+            raise _err(f"hands[{i}] has {len(h)} cards; at most {cap} can occur ({k} dealt"
+                       + (", +1 drawn this turn)" if cap > k else ")"))
+        if not h and not hand_over:
+            raise _err(f"hands[{i}] is empty but the hand is not over")
+    expect = n * k - sum(len(h) for h in hands) + (1 if phase == PLAY else 0)
+    if melded != expect and not (hand_over and phase == PLAY and melded == expect - 1):
+        raise _err(f"{melded} cards are in melds, but hand sizes say {expect} were melded or laid off "
+                   f"({n} x {k} dealt, {sum(len(h) for h in hands)} in hands"
+                   + (", +1 drawn this turn)" if phase == PLAY else ")"))
+
+    s.hands = [mask_of(h) for h in hands]
+    s.stock = stock[::-1]
+    s.discard = discard
+    s.melds = melds
+    s.accept = _compute_accept(melds, rules.aces)
+    s.current, s.phase, s.drawn_from_discard = cur, phase, f
+    s.has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
+    mtt = obj.get("melded_this_turn", False)
+    if not isinstance(mtt, bool) or (mtt and phase == DRAW):
+        raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {mtt!r}")
+    s.melded_this_turn = mtt
+    if not hand_over:
+        # a seat that has melded or laid off nothing holds exactly what it was dealt (+1
+        # for the mover after its draw); one that has, holds fewer
+        for i, h in enumerate(hands):
+            extra = 1 if (i == cur and phase == PLAY) else 0
+            melded_now = i == cur and mtt
+            if not s.has_melded[i] and not melded_now and len(h) != k + extra:
+                raise _err(f"hands[{i}] has {len(h)} cards but has_melded[{i}] is false"
+                           + (" and melded_this_turn is false" if i == cur and phase == PLAY else "")
+                           + f": a seat that never melded or laid off holds exactly {k + extra}")
+            if (s.has_melded[i] or melded_now) and len(h) >= k + extra:
+                raise _err(f"hands[{i}] has {len(h)} cards but is marked as having melded or laid off: "
+                           f"it would hold fewer than {k + extra}")
+    s.recycles = _int(obj.get("recycles", 0), "recycles", 0, rules.max_recycles)
+    s.turn = _int(obj.get("turn", 0), "turn", 0, rules.max_turns if hand_over else rules.max_turns - 1)
+    sc = obj.get("scores", [0] * n)
+    if not isinstance(sc, list) or len(sc) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in sc):
+        raise _err(f"scores must be a list of {n} ints, got {sc!r}")
+    if any(x < 0 for x in sc):
+        raise _err(f"scores cannot be negative (match totals only grow), got {sc!r}")
+    if not hand_over and rules.target is not None and max(sc) >= rules.target:
+        raise _err(f"scores {sc!r} reach the target {rules.target}: the match would already be over")
+    s.scores = list(sc)
+    s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
+    s.hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, None)
+    s.known = [0] * n
+    s.discards_by = [0] * n
+    for key, attr in (("known_cards", "known"), ("discards_by", "discards_by")):
+        v = obj.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, list) or len(v) != n:
+            raise _err(f"{key} must be a list of {n} card lists")
+        masks = [mask_of(_card_list(x, f"{key}[{i}]")) for i, x in enumerate(v)]
+        if key == "known_cards":
+            for i, m in enumerate(masks):
+                if m & ~s.hands[i]:
+                    raise _err(f"known_cards[{i}] lists cards that are not in hands[{i}]")
+        setattr(s, attr, masks)
+    s._legal = None
+    s.payoffs = [0] * n
+    s.hand_over = hand_over
+    s.result = None
+    s.match_over = False
+    s.match_winners = None
+    if hand_over:
+        res = obj.get("result")
+        if not isinstance(res, dict) or res.get("outcome") not in ("out", "dry", "stalled"):
+            raise _err("a position whose hand is over needs its 'result' with outcome out, dry or stalled")
+        r = {k2: res.get(k2) for k2 in ("outcome", "winner", "rummy", "points")}
+        if not isinstance(r["points"], list) or len(r["points"]) != n:
+            raise _err(f"result.points must be a list of {n} ints")
+        s.result = r
+        pay = res.get("payoffs", [0] * n)
+        s.payoffs = list(pay) if isinstance(pay, list) and len(pay) == n else [0] * n
+        s._legal = []
+        mw = obj.get("match_winners")
+        if mw is not None:
+            if not isinstance(mw, list) or not all(isinstance(x, int) and 0 <= x < n for x in mw) or not mw:
+                raise _err(f"match_winners must be a non-empty list of seats, got {mw!r}")
+            s.match_over, s.match_winners = True, list(mw)
+    else:
+        if "result" in obj or "match_winners" in obj:
+            raise _err("result and match_winners are only for a position whose hand is over")
+        if phase == DRAW:
+            if not discard:
+                raise _err("the discard pile is empty at a draw; that cannot occur (a discard ends every turn)")
+            if not stock and rules.dry_trigger == "on_empty":
+                raise _err("the stock is empty at a draw under dry_trigger 'on_empty'; "
+                           "the recycle or the dry end would already have happened")
+        else:
+            hand = s.hands[cur]
+            fbit = 0 if f < 0 else 1 << f
+            layoff_ok = rules.layoffs and bool(fbit & (s.accept[0] | s.accept[1] | s.accept[2]))
+            if not _finishable(hand, fbit, layoff_ok, rules.must_discard_to_go_out):
+                raise _err("the mover holds only the card taken from the discard pile and cannot finish the turn")
+    return s
