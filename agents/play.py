@@ -126,13 +126,13 @@ class Game:
             self.console.print(f"  {i:>3}. {self.env.action_text(a)}")
 
     def show_hand_end(self, info: dict) -> None:
-        res = info.get("hand_result") or {}
+        res = info["hand_result"]  # rummy_env.env.INFO_KEYS: winner -1 when nobody collects
         c = self.console
         who = lambda q: "you" if q == self.seat else f"player_{q}"  # noqa: E731
-        outcome, winner = res.get("outcome"), res.get("winner")
+        outcome, winner = res["outcome"], res["winner"]
         if outcome == "out":
-            text = f"{who(winner)} went out" + (" (rummy!)" if res.get("rummy") else "")
-        elif winner is not None:
+            text = f"{who(winner)} went out" + (" (rummy!)" if res["rummy"] else "")
+        elif winner >= 0:
             text = f"the hand is {outcome}; {who(winner)} collect(s) on lowest deadwood"
         else:
             text = f"the hand is {outcome}; nobody scores"
@@ -141,8 +141,8 @@ class Game:
         pts = res.get("points") or []
         c.print("points this hand: " + "   ".join(f"{who(q)} {p}" for q, p in enumerate(pts)))
         c.print("scores: " + "   ".join(f"{who(q)} {s}" for q, s in enumerate(info.get("scores", []))))
-        if "match_winners" in info:
-            ws = info["match_winners"]
+        if info["match_over"]:
+            ws = [q for q, won in enumerate(info["match_won"]) if won]
             c.print("match over: won by " + " and ".join(who(q) for q in ws))
 
     # ------------------------------------------------------------------ input
