@@ -156,7 +156,7 @@ class Rules:
         if _is_int(n) and not lo <= n <= hi:
             ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
             raise ValueError(
-                f"preset {name!r} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
+                f"num_players: preset {name!r} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
                 f"{', '.join(ok) if ok else 'none'}"
             )
         opts["num_players"] = n
