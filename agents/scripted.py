@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import random
 
 import numpy as np
 
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
 from rummy_env.melds import MELD_MASK, accepts_after, melds_in
-from rummy_env.observation import PlayerView
+from rummy_env.observation import PlayerView, SeededAgent
 
 FULL = (1 << 52) - 1
 _LOW13 = (1 << 13) - 1
@@ -163,17 +162,11 @@ def layoff_closure(cards: int, acc_set: int, acc_low: int, acc_high: int, aces: 
 
 # ----------------------------------------------------------------- agents
 
-class _Scripted:
-    """Shared plumbing of the scripted agents: seeding, the decoded view, fallbacks."""
+class _Scripted(SeededAgent):
+    """Shared plumbing of the scripted agents: seeding (the agents are deterministic;
+    the seed only breaks exact ties), the decoded view, fallbacks."""
 
     name = "scripted"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self._rng = random.Random(seed)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Reseed (the scripted agents are deterministic; the seed only breaks exact ties)."""
-        self._rng = random.Random(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The agent's legal action id for this observation.

@@ -440,7 +440,18 @@ class PlayerView:
 
 # ---------------------------------------------------------------- the simplest agent
 
-class RandomAgent:
+class SeededAgent:
+    """The seeding plumbing agents share: a ``random.Random`` stream, ``seed(s)`` resets it."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reseed the agent's random generator (``None``: fresh entropy)."""
+        self._rng = random.Random(seed)
+
+
+class RandomAgent(SeededAgent):
     """Plays a uniformly random legal action: the one random agent of the project
     (``make_agent("random")``, ``SingleAgentEnv``'s default opponents).
 
@@ -449,13 +460,6 @@ class RandomAgent:
     """
 
     name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self._rng = random.Random(seed)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Reseed the agent's random generator (``None``: fresh entropy)."""
-        self._rng = random.Random(seed)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """A uniformly random action among those whose mask entry is 1.
@@ -475,6 +479,6 @@ class RandomAgent:
 
 __all__ = [
     "layout", "obs_size", "offsets", "players_for", "num_card_planes", "Encoder", "rule_features",
-    "decode_cards", "action_mask", "PlayerView", "RandomAgent", "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
+    "decode_cards", "action_mask", "PlayerView", "SeededAgent", "RandomAgent", "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
     "SCORE_SCALE", "HAND_SCALE", "MULTIPLIER_SCALE", "ACES_ORDER", "MIN_PLAYERS", "MAX_PLAYERS",
 ]
