@@ -158,7 +158,8 @@ class TrainConfig:
         float field takes a finite int or float, never a bool or a string; a table
         field a table), then against its range."""
         for f in fields(self):
-            _check_type(f.name, getattr(self, f.name), f.type)
+            if f.name not in ("warmstart_behaviour", "warmstart_teacher_weights"):  # checked by their owners below
+                _check_type(f.name, getattr(self, f.name), f.type)
         pos_int = ("timesteps", "n_envs", "workers", "torch_threads", "n_steps", "batch_size", "n_epochs",
                    "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "checkpoint_every")
         for name in pos_int:
