@@ -1,11 +1,12 @@
 """``rummy play --opponent NAME --rules PRESET [--seed S] [--seat K] [--episode hand|match]``:
 a person plays against agents in the terminal.
 
-Each turn shows the person's hand (sorted by suit, then rank), the melds on the
+Each turn (a round in which every player moves once) shows the person's hand (sorted by suit, then rank), the melds on the
 table, the upcard, the stock size, the hand sizes and the scores, then the legal
 moves numbered. A move is chosen by its number or its action text (``draw stock``,
 ``meld 4H 5H 6H``, ``layoff JC``, ``discard KS``; cards in any order); a bad input
-is explained and asked again. The opponents' moves are shown as they are made.
+is explained and asked again. A card drawn from the stock is named
+(``you drew QD from the stock``). The opponents' moves are shown as they are made.
 ``q`` quits; Ctrl-C and end of input also end the game cleanly. Works with a
 non-terminal stdin (one answer per line), so it can be scripted.
 
@@ -97,7 +98,9 @@ class Game:
         st, c = self.env.state, self.console
         rules = self.env.rules
         phase = "play" if st.phase == PLAY else "draw"
-        c.rule(f"hand {st.hand_number + 1}, turn {st.turn + 1}: your move (player_{self.seat}), {phase}")
+        # st.turn counts every player's turn; a person counts rounds of the table
+        c.rule(f"hand {st.hand_number + 1}, turn {st.turn // rules.num_players + 1}: your move "
+               f"(player_{self.seat}), {phase}")
         scores = "   ".join(("you" if q == self.seat else f"player_{q}") + f" {st.scores[q]}"
                            for q in range(rules.num_players))
         target = f" (match to {rules.target})" if self.episode == "match" and rules.target else ""
@@ -123,13 +126,13 @@ class Game:
             self.console.print(f"  {i:>3}. {self.env.action_text(a)}")
 
     def show_hand_end(self, info: dict) -> None:
-        res = info.get("hand_result") or {}
+        res = info["hand_result"]  # rummy_env.env.INFO_KEYS: winner -1 when nobody collects
         c = self.console
         who = lambda q: "you" if q == self.seat else f"player_{q}"  # noqa: E731
-        outcome, winner = res.get("outcome"), res.get("winner")
+        outcome, winner = res["outcome"], res["winner"]
         if outcome == "out":
-            text = f"{who(winner)} went out" + (" (rummy!)" if res.get("rummy") else "")
-        elif winner is not None:
+            text = f"{who(winner)} went out" + (" (rummy!)" if res["rummy"] else "")
+        elif winner >= 0:
             text = f"the hand is {outcome}; {who(winner)} collect(s) on lowest deadwood"
         else:
             text = f"the hand is {outcome}; nobody scores"
@@ -138,8 +141,8 @@ class Game:
         pts = res.get("points") or []
         c.print("points this hand: " + "   ".join(f"{who(q)} {p}" for q, p in enumerate(pts)))
         c.print("scores: " + "   ".join(f"{who(q)} {s}" for q, s in enumerate(info.get("scores", []))))
-        if "match_winners" in info:
-            ws = info["match_winners"]
+        if info["match_over"]:
+            ws = [q for q, won in enumerate(info["match_won"]) if won]
             c.print("match over: won by " + " and ".join(who(q) for q in ws))
 
     # ------------------------------------------------------------------ input
@@ -211,7 +214,16 @@ class Game:
                 if a is None:
                     c.print("you left the game")
                     return 0
+                from rummy_env.actions import DRAW_STOCK
+
+                before = env.state.hands[self.seat]
                 env.step(a)
+                if a == DRAW_STOCK:  # name the card drawn (only this seat sees it)
+                    from rummy_env.cards import CARD_TEXT, cards_of
+
+                    new = cards_of(env.state.hands[self.seat] & ~before) if env.state.hand_number == hand_before else []
+                    if new:
+                        c.print(f"you drew {CARD_TEXT[new[0]]} from the stock")
             else:
                 ob = env.observe(agent)
                 a = int(self.opponents[q].act(ob["observation"], ob["action_mask"]))

@@ -13,8 +13,14 @@ Endpoints (FastAPI; the server binds 127.0.0.1 unless ``--host`` is given):
   ``action`` is the first of them (greedy play). Without ``"rules"`` in the
   position, the policy's own rules apply. A body that is not JSON, a position that
   is not a legal one (a card twice, a bad meld, a hand already over, ...), unknown
-  rules, or rules for another player count than the policy's get a 422 with
-  ``{"detail": reason}``; the service keeps serving.
+  rules, rules for another player count than the policy's, or rules other than
+  those the policy was trained on get a 422 with ``{"detail": reason}``; the
+  service keeps serving. Other rules are played only when ``spec.json`` says
+  ``"rules": {"generalises": true, ...}``; the answer then carries
+  ``"off_training_rules": true`` and a ``"note"``. The body must be sent as
+  ``Content-Type: application/json`` (else 415) and be at most ``MAX_BODY_BYTES``
+  (64 KiB; else 413, refused from its Content-Length before it is read, or as soon
+  as a chunked body passes the limit).
 - ``GET /spec``: the policy's ``spec.json``.
 - ``GET /health``: ``{"status": "ok", "env": "rummy_v0", "rules": ..., "num_players": n}``.
 
@@ -60,6 +66,10 @@ class PolicyService:
         self.spec = self.agent.spec
         self.rules = Rules.make(self.spec["rules"]["json"])
         self.num_players = self.rules.num_players
+        gen = self.spec["rules"].get("generalises", False)
+        if not isinstance(gen, bool):
+            raise ValueError(f"{policy_dir}: spec.json rules.generalises must be true or false, got {gen!r}")
+        self.generalises = gen
 
     def act(self, position: Any) -> dict[str, Any]:
         """The policy's move in ``position`` (a STATE dict): ``{"action", "action_id",
@@ -85,6 +95,12 @@ class PolicyService:
                 f"the position's rules are for {rules.num_players} players but this policy was trained "
                 f"for {self.num_players}"
             )
+        off_table = rules != self.rules
+        if off_table and not self.generalises:
+            raise PositionRejected(
+                f"rules: the position's rules {json.dumps(rules.to_json())} are not the rules this policy was "
+                f"trained on ({json.dumps(self.rules.to_json())}); send those rules (or none), or export the "
+                "policy with spec rules.generalises = true to allow other tables")
         env = rummy_v0.raw_env(rules=rules)
         try:
             env.reset(seed=0, options={"state": position})
@@ -101,7 +117,12 @@ class PolicyService:
         order = sorted(legal.tolist(), key=lambda a: (-probs[a], a))
         texts = [env.action_text(a) for a in order]
         best = order[0]
+        extra = {}
+        if off_table:
+            extra = {"off_training_rules": True,
+                     "note": f"this policy was trained on {json.dumps(self.rules.to_json())}, not on these rules"}
         return {
+            **extra,
             "action": texts[0],
             "action_id": int(best),
             "legal_actions": [
@@ -135,10 +156,25 @@ def create_app(policy_dir: str | Path) -> Any:
 
     @app.post("/act")
     async def act(request: Request) -> JSONResponse:
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return JSONResponse({"detail": f"the body is {len(body)} bytes; a position is at most "
-                                           f"{MAX_BODY_BYTES} bytes"}, status_code=422)
+        ctype = request.headers.get("content-type", "")
+        if ctype.split(";")[0].strip().lower() != "application/json":
+            return JSONResponse({"detail": f"Content-Type must be application/json, got {ctype or 'none'!r}"},
+                                status_code=415)
+        too_big = {"detail": f"the body is larger than {MAX_BODY_BYTES} bytes, the most a position takes"}
+        length = request.headers.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                return JSONResponse({"detail": f"Content-Length must be a byte count, got {length!r}"},
+                                    status_code=400)
+            if int(length) > MAX_BODY_BYTES:  # refused before a byte of it is read
+                return JSONResponse(too_big, status_code=413)
+        chunks, size = [], 0
+        async for chunk in request.stream():  # a chunked body is read only up to the limit
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                return JSONResponse(too_big, status_code=413)
+            chunks.append(chunk)
+        body = b"".join(chunks)
         try:
             position = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:

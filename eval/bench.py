@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import platform
 import random
@@ -410,19 +411,35 @@ def check_json_path(path: str | None) -> None:
     """
     if path is None:
         return
+    if not str(path).strip():
+        raise ValueError("--json must be a file path such as bench.json, got an empty path")
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"--json {path}: is a directory; give a file path such as {os.path.join(path, 'bench.json')}")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ValueError(f"--json {path}: {folder} is a file, not a folder")
     if not os.path.isdir(folder):
         raise ValueError(f"--json {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise ValueError(f"--json {path}: not writable")
+    existed = os.path.exists(path)
+    try:  # the real test (root passes os.access everywhere; /proc and read-only mounts do not)
+        with open(path, "a"):
+            pass
+    except OSError as e:
+        raise ValueError(f"--json {path}: not writable ({e.strerror or e})") from None
+    if not existed:
+        os.remove(path)  # leave no file behind: the results are written after the run
 
 
 def _check_args(args: argparse.Namespace) -> None:
     check_json_path(args.json)
-    if args.seconds <= 0:
-        raise ValueError(f"--seconds must be > 0, got {args.seconds}")
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        raise ValueError(f"--seconds must be a finite number of seconds > 0, got {args.seconds}")
+    if args.cpu is not None:
+        if not hasattr(os, "sched_setaffinity"):
+            raise ValueError("--cpu needs Linux (os.sched_setaffinity)")
+        allowed = sorted(os.sched_getaffinity(0))
+        if args.cpu not in allowed:
+            raise ValueError(f"--cpu {args.cpu}: this process may run on CPU(s) {', '.join(map(str, allowed))} only")
     if args.repeats < 1:
         raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
     for n in args.players:
@@ -433,9 +450,7 @@ def _check_args(args: argparse.Namespace) -> None:
 def run_env(args: argparse.Namespace) -> int:
     """``rummy bench env``: measure, print the tables, optionally write JSON."""
     _check_args(args)
-    if args.cpu is not None:
-        if not hasattr(os, "sched_setaffinity"):
-            raise ValueError("--cpu needs Linux (os.sched_setaffinity)")
+    if args.cpu is not None:  # checked in _check_args
         os.sched_setaffinity(0, {args.cpu})
     rules = {n: rules_for(args.rules, n) for n in args.players}  # fails early on a bad preset
     jobs: list[tuple[str, Any, int]] = [(mode, rules[n], n) for n in args.players for mode in args.modes]

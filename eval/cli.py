@@ -9,7 +9,7 @@ once per seat rotation over the same sequence of deals. The results table leads
 with the match win rate (a split counts half), then points per hand, then the
 hand win rate, each with a 95% interval; ``--hands`` plays single hands instead.
 It also prints the ratings; ``--out DIR`` also writes ``summary.csv``,
-``games.csv``, ``results.json`` and ``win_rates.png``.
+``games.csv``, ``results.json`` and ``win_rates.png`` (win rates and points per hand).
 """
 from __future__ import annotations
 
@@ -149,29 +149,43 @@ def write_outputs(res: dict[str, Any], out_dir: str) -> list[str]:
 
 
 def plot_win_rates(res: dict[str, Any], path: str) -> None:
-    """A bar chart of each agent's win rate at each table, with 95% error bars (PNG)."""
+    """Two horizontal bar charts side by side (PNG): each agent's win rate at each
+    table (matches when the tournament played matches) and its mean points per hand,
+    both with 95% error bars. One row
+    per agent and table, labelled on the y axis with room for every label (the
+    figure grows with the number of rows), so labels never overlap."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels, rates, lo, hi = [], [], [], []
+    st = res["settings"]
+    unit = "match" if st["matches"] else "hand"
+    labels, rates, r_err, pts, p_err = [], [], [[], []], [], [[], []]
     for tab in res["tables"]:
         tl = " vs ".join(dict.fromkeys(tab["table"]))
         for row in tab["results"]:
-            labels.append(f"{row['agent']}\n({tl})" if len(res["tables"]) > 1 else row["agent"])
+            labels.append(f"{row['agent']}  ({tl})" if len(res["tables"]) > 1 else row["agent"])
             rates.append(row["win_rate"])
-            lo.append(max(0.0, row["win_rate"] - row["win_ci"][0]))
-            hi.append(max(0.0, row["win_ci"][1] - row["win_rate"]))
-    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(labels)), 4))
-    ax.bar(range(len(labels)), rates, yerr=[lo, hi], capsize=4, color="#4477aa")
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, fontsize=8)
-    ax.set_ylim(0, 1)
-    st = res["settings"]
-    ax.set_ylabel("match win rate" if st["matches"] else "hand win rate")
-    ax.set_title(f"{st['players']} players, {json.dumps(st['rules'])}, {st['deals']} deals (95% CI)", fontsize=9)
-    fig.tight_layout()
+            r_err[0].append(max(0.0, row["win_rate"] - row["win_ci"][0]))
+            r_err[1].append(max(0.0, row["win_ci"][1] - row["win_rate"]))
+            pts.append(row["mean_points"])
+            p_err[0].append(max(0.0, row["mean_points"] - row["points_ci"][0]))
+            p_err[1].append(max(0.0, row["points_ci"][1] - row["mean_points"]))
+    ys = list(range(len(labels)))[::-1]  # the first row on top
+    width = 7 + 0.07 * max(len(x) for x in labels)
+    fig, (a1, a2) = plt.subplots(1, 2, sharey=True, figsize=(width, 1.6 + 0.4 * len(labels)), layout="constrained")
+    fig.get_layout_engine().set(w_pad=0.15, wspace=0.08)  # the panels' x labels apart
+    a1.barh(ys, rates, xerr=r_err, capsize=3, color="#4477aa")
+    a1.set_xlim(0, 1)
+    a1.axvline(1 / st["players"], color="grey", lw=0.8, ls="--")
+    a1.set_xlabel(f"{unit} win rate (dashed: 1 / players)")
+    a2.barh(ys, pts, xerr=p_err, capsize=3, color="#cc6677")
+    a2.axvline(0, color="grey", lw=0.8)
+    a2.set_xlabel("points per hand")
+    a1.set_yticks(ys)
+    a1.set_yticklabels(labels, fontsize=8)
+    fig.suptitle(f"{st['players']} players, {json.dumps(st['rules'])}, {st['deals']} deals (95% CI)", fontsize=9)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

@@ -11,6 +11,8 @@ The table in the README is generated from ``ACTION_RANGES``.
 """
 from __future__ import annotations
 
+import operator
+
 from .cards import CARD_TEXT, NUM_CARDS, CardError, mask_of, parse_card
 from .melds import MELD_ID_BY_MASK, NUM_MELDS, meld_cards_text
 
@@ -49,14 +51,18 @@ def action_text(action: int) -> str:
     Raises:
         ValueError: ``action`` is not an int in ``0..NUM_ACTIONS-1``.
     """
-    if not isinstance(action, (int,)) or isinstance(action, bool) or not 0 <= action < NUM_ACTIONS:
-        try:
-            a = int(action)
-            if a == action and 0 <= a < NUM_ACTIONS and not isinstance(action, bool):
-                return ACTION_TEXTS[a]
-        except (TypeError, ValueError):
-            pass
-        raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}")
+    if type(action) is int and 0 <= action < NUM_ACTIONS:
+        return ACTION_TEXTS[action]
+    try:  # numpy integers and 0-d integer arrays, as engine.as_action_id; never a bool or a float
+        if isinstance(action, bool):
+            raise TypeError
+        a = operator.index(action)
+    except TypeError:
+        raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(action)[:50]!r} "
+                         f"({type(action).__name__})") from None
+    if not 0 <= a < NUM_ACTIONS:
+        raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {a}")
+    action = a
     return ACTION_TEXTS[action]
 
 

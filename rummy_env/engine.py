@@ -368,7 +368,7 @@ def as_action_id(action: Any) -> int:
         raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(action)[:50]!r} "
                                  f"({type(action).__name__})") from None
     if not 0 <= a < NUM_ACTIONS:
-        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {a}")
+        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(a)[:50]}")
     return a
 
 

@@ -17,12 +17,22 @@ reward, at the end only, is the match result: +1 win, -1 loss, and a split match
 shares ``n - k`` among its ``k`` winners (``(n - k) / k`` each), so it stays zero-sum.
 
 Terminal convention: when the hand (or match) ends every agent is terminated
-(never truncated; a stalled table is a rule of the game, RULES.md §6), and, as in
-PettingZoo, each must then be stepped with ``None``.
+(a stalled table is a rule of the game, RULES.md §6, not a truncation), and, as in
+PettingZoo, each must then be stepped with ``None``. The one truncation: a match
+(``episode="match"``) still undecided after ``max_hands`` hands (default
+``MAX_HANDS`` = 1000) ends with every agent truncated and rewards 0.
+
+Infos: every agent's ``infos[a]`` has the keys of ``INFO_KEYS`` with the same types
+at every step, from ``reset`` on (no key that appears only at the end, no value that
+is ``None`` at one step and an int at another), so off-policy buffers can batch
+them; docs/env-infos.md lists them.
 """
 from __future__ import annotations
 
 from typing import Any
+
+import copy
+import math
 
 import numpy as np
 from gymnasium import spaces
@@ -37,6 +47,22 @@ from .observation import Encoder, action_mask, obs_size
 from .rules import Rules
 
 
+MAX_HANDS = 1000
+"""Default ``max_hands``: hands after which an undecided ``episode="match"`` is truncated."""
+
+INFO_KEYS: dict[str, str] = {
+    "scores": "list[int] (n): match totals after the last finished hand",
+    "hand_number": "int: 0-based number of the hand being played (or just finished)",
+    "hand_over": "bool: the hand just ended (the next step deals the next one in a match)",
+    "hand_result": "dict: outcome str ('' while playing, 'out', 'dry', 'stalled'), winner int (-1: none), "
+                   "rummy bool, points list[int] (n), payoffs list[int] (n); zeros while playing",
+    "match_over": "bool: the match (or single-hand episode) is decided",
+    "match_won": "list[bool] (n): the seats that won the match (all false until it is over)",
+}
+"""The keys of every agent's ``infos`` entry and their types: the same at every step
+of every episode (docs/env-infos.md)."""
+
+
 class raw_env(AECEnv):
     """Straight Rummy as a PettingZoo AEC environment (no wrappers).
 
@@ -45,7 +71,11 @@ class raw_env(AECEnv):
             ``practice``), a ``Rules``, or a dict of options.
         render_mode: ``None``, ``"human"`` (prints) or ``"ansi"`` (returns text).
         episode: ``"hand"`` (one hand per episode) or ``"match"`` (to the target).
-        reward_scale: multiplies hand rewards (points); match rewards are not scaled.
+        reward_scale: multiplies hand rewards (points); match rewards are not scaled;
+            a finite number > 0.
+        max_hands: with ``episode="match"``, a match still undecided after this many
+            hands is truncated (every agent's ``truncations`` true, rewards 0): a table
+            where no hand can score would otherwise never end. Default ``MAX_HANDS``.
         **rule_overrides: rule options applied on top of ``rules`` (e.g. ``num_players=4``).
 
     Spaces: ``observation_space(a)`` is ``Dict(observation=Box(0, inf, (obs_size(n),),
@@ -65,6 +95,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         episode: str = "hand",
         reward_scale: float = 1.0,
+        max_hands: int = MAX_HANDS,
         **rule_overrides: Any,
     ) -> None:
         super().__init__()
@@ -74,8 +105,13 @@ class raw_env(AECEnv):
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
         if episode not in ("hand", "match"):
             raise ValueError(f"episode must be 'hand' or 'match', got {episode!r}")
-        if not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool) or not reward_scale > 0:
-            raise ValueError(f"reward_scale must be a number > 0, got {reward_scale!r}")
+        if (not isinstance(reward_scale, (int, float)) or isinstance(reward_scale, bool)
+                or not math.isfinite(reward_scale) or not reward_scale > 0):
+            raise ValueError(f"reward_scale must be a finite number > 0, got {reward_scale!r}")
+        if not isinstance(max_hands, int) or isinstance(max_hands, bool) or max_hands < 1:
+            raise ValueError(f"max_hands must be an int >= 1 (hands per match before it is truncated), "
+                             f"got {max_hands!r}")
+        self.max_hands = max_hands
         self.render_mode = render_mode
         self.episode = episode
         self.reward_scale = float(reward_scale)
@@ -106,15 +142,27 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a hand from ``seed``, or start from ``options["state"]`` (API.md STATE).
 
+        A STATE whose stock is empty with the next player to draw (a frontend's snapshot
+        right after the last stock card was drawn) is accepted under every
+        ``dry_trigger`` and played as RULES.md §6 says: under ``on_empty`` the recycle
+        (shuffled from this reset's seed) or the dry end happens now, before that
+        player's draw (a dry end gives a finished episode: every agent terminated);
+        under ``on_request`` when the player asks for the stock.
+
         Raises:
-            ValueError: the STATE is not a legal position (the message says why), or
-                its rules are for another player count than this env's.
+            ValueError: ``seed`` is not ``None`` or an int >= 0, ``options`` is not a
+                dict, the STATE is not a legal position (the message says why), or its
+                rules are for another player count than this env's. A refused reset
+                changes nothing: neither the position nor the env's RNG.
         """
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise ValueError(f"seed must be None or an int >= 0, got {seed!r} ({type(seed).__name__})")
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict (e.g. {{'state': STATE}}) or None, got {type(options).__name__}")
-        if seed is not None:
-            self._seeder = np.random.default_rng(seed)
-        deal_seed = int(self._seeder.integers(2**63 - 1))
+        # work on a copy of the RNG: it is kept only once the reset succeeds
+        seeder = np.random.default_rng(int(seed)) if seed is not None else copy.deepcopy(self._seeder)
+        deal_seed = int(seeder.integers(2**63 - 1))
+        ended_now = False
         if options and "state" in options:
             st = state_json.from_json(options["state"], rules=self._base_rules, seed=deal_seed)
             if st.rules.num_players != self.rules.num_players:
@@ -122,25 +170,56 @@ class raw_env(AECEnv):
                     f"the position is for {st.rules.num_players} players but this env has "
                     f"{self.rules.num_players}; make the env with num_players={st.rules.num_players}"
                 )
-            if st.match_over or (st.hand_over and self.episode == "hand"):
+            given_over = isinstance(options["state"], dict) and options["state"].get("hand_over") is True
+            if given_over and (st.match_over or self.episode == "hand"):
                 raise ValueError("the position's hand is already over; give a position with a move to make")
-            if st.hand_over:
+            if given_over:
                 engine.next_hand(st)
+            ended_now = st.hand_over  # a snapshot that ends dry at the start of the turn (§6)
             self.rules = st.rules
         else:
             self.rules = self._base_rules  # a position's own rules last until the next deal
             st = engine.new_game(self.rules, seed=deal_seed)
+        self._seeder = seeder
         self.state = st
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {"scores": list(st.scores)} for a in self.agents}
         self._cache = None
+        self._hands_played = 0
+        self._set_infos()
         self.agent_selection = self.possible_agents[st.current]
+        if ended_now:
+            self._hand_ended()
         if self.render_mode == "human":
             self.render()
+
+    def _set_infos(self) -> None:
+        """Every agent's info: the same keys with the same types at every step
+        (``INFO_KEYS``; docs/env-infos.md), so replay buffers can batch them."""
+        st = self.state
+        n = self.rules.num_players
+        over = st.hand_over
+        res = st.result if over else None
+        winner = res["winner"] if res is not None and res["winner"] is not None else -1
+        won = st.match_winners or ()
+        info = {
+            "scores": [int(x) for x in st.scores],
+            "hand_number": int(st.hand_number),
+            "hand_over": bool(over),
+            "hand_result": {
+                "outcome": res["outcome"] if res is not None else "",
+                "winner": int(winner),
+                "rummy": bool(res["rummy"]) if res is not None else False,
+                "points": [int(x) for x in res["points"]] if res is not None else [0] * n,
+                "payoffs": [int(x) for x in st.payoffs] if over else [0] * n,
+            },
+            "match_over": bool(st.match_over),
+            "match_won": [q in won for q in range(n)],
+        }
+        self.infos = {a: copy.deepcopy(info) for a in self.possible_agents}  # nothing shared between agents
 
     def step(self, action: int | None) -> None:
         """Apply the selected agent's action (an id in ``0..578``).
@@ -164,21 +243,26 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         if st.hand_over:
             self._hand_ended()
+        elif self.infos[agent]["hand_over"]:  # the first step of a match's next hand
+            self._set_infos()
         self.agent_selection = self.possible_agents[st.current]
         if self.render_mode == "human":
             self.render()
 
     def _hand_ended(self) -> None:
         st = self.state
-        info = {"scores": list(st.scores), "hand_result": dict(st.result, payoffs=list(st.payoffs))}
-        if st.match_over:
-            info["match_winners"] = list(st.match_winners)
-        for a in self.agents:
-            self.infos[a] = dict(info)
+        self._set_infos()  # the finished hand's result, until the next hand's first step
+        self._hands_played += 1
         if self.episode == "hand":
             pay = [p * self.reward_scale for p in st.payoffs]
         elif st.match_over:
             pay = engine.match_payoffs(st)
+        elif self._hands_played >= self.max_hands:  # an undecided match is cut off
+            for a in self.possible_agents:
+                self.rewards[a] = 0.0
+                self.truncations[a] = True
+            self._accumulate_rewards()
+            return
         else:
             engine.next_hand(st)
             return
@@ -210,13 +294,16 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size(n),), "action_mask": int8 (579,)}`` for ``agent``;
         fresh arrays the caller may keep."""
+        self._started()
+        if agent not in self.agent_name_mapping:
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
         seat = self.agent_name_mapping[agent]
         return {"observation": self._obs(seat).copy(), "action_mask": self._mask(seat)}
 
     # ------------------------------------------------------------------ positions and text
     def _started(self) -> GameState:
         if self.state is None:
-            raise RuntimeError("call reset() before using the env")
+            raise RuntimeError("call reset() before using the env (observe, render, state_dict, ...)")
         return self.state
 
     def state_dict(self) -> dict[str, Any]:
@@ -256,7 +343,8 @@ class raw_env(AECEnv):
         """The table as text from the viewpoint of the agent to move (``ansi``) or printed (``human``)."""
         if self.render_mode is None:
             return None
-        text = render_text(self.state, self.state.current)
+        st = self._started()
+        text = render_text(st, st.current)
         if self.render_mode == "human":
             print(text)
             return None
@@ -367,8 +455,16 @@ class _AssertOutOfBoundsWrapper(_FastForward, wrappers.AssertOutOfBoundsWrapper)
     def step(self, action: Any) -> None:
         if type(action) is int and 0 <= action < NUM_ACTIONS:
             self.env.step(action)
-        else:
-            super().step(action)
+            return
+        raw = self._raw
+        agent = raw.agent_selection
+        if action is None and (raw.terminations[agent] or raw.truncations[agent]):
+            self.env.step(action)  # the dead step
+            return
+        # our own check, not PettingZoo's ``assert`` (gone under ``python -O``); a clear
+        # IllegalActionError (a ValueError) for a bool, a float, a string, None or an
+        # id out of range, raised before anything changes
+        self.env.step(engine.as_action_id(action))
 
 
 class _OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):

@@ -101,7 +101,7 @@ class Rules:
                 )
         for name, choices in _CHOICES.items():
             v = getattr(self, name)
-            if v not in choices or isinstance(v, bool):
+            if isinstance(v, bool) or type(v) is not type(choices[0]) or v not in choices:  # 11.0 is no 11
                 raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {v!r}")
         for name in _BOOLS:
             v = getattr(self, name)
@@ -119,9 +119,15 @@ class Rules:
             object.__setattr__(self, "target", default_target(n))
         elif t is not None and (not _is_int(t) or not 1 <= t <= 100_000):
             raise ValueError(f"target must be null (a single hand), 'by_players' or an int from 1 to 100000, got {t!r}")
-        if self.preset_name is not None and self.preset_name not in PRESET_OPTIONS:
-            raise ValueError(f"preset_name must be one of {', '.join(PRESET_OPTIONS)} or null, "
-                             f"got {self.preset_name!r}")
+        pn = self.preset_name
+        if pn is not None and (not isinstance(pn, str) or pn not in PRESET_OPTIONS):
+            raise ValueError(f"preset_name must be one of {', '.join(PRESET_OPTIONS)} or null, got {pn!r}")
+        if pn is not None and "PRESET_PLAYERS" in globals():  # every path (make, replace) keeps the range
+            lo, hi = PRESET_PLAYERS[pn]
+            if not lo <= n <= hi:
+                ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
+                raise ValueError(f"num_players: preset {pn!r} is for {lo}-{hi} players, not {n}; presets that "
+                                 f"allow {n} players: {', '.join(ok) if ok else 'none'}")
 
     @property
     def cards_dealt(self) -> int:
@@ -137,8 +143,9 @@ class Rules:
                 ``num_players`` outside the preset's range (the message names the
                 presets that allow that count).
         """
-        if name not in PRESET_OPTIONS:
-            raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(PRESET_OPTIONS)}")
+        if not isinstance(name, str) or name not in PRESET_OPTIONS:
+            raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(PRESET_OPTIONS)} "
+                             "(a preset is named by a string)")
         allowed = set(OPTION_NAMES)
         for k in overrides:
             if k not in allowed:
@@ -149,7 +156,7 @@ class Rules:
         if _is_int(n) and not lo <= n <= hi:
             ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
             raise ValueError(
-                f"preset {name!r} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
+                f"num_players: preset {name!r} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
                 f"{', '.join(ok) if ok else 'none'}"
             )
         opts["num_players"] = n

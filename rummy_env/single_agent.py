@@ -6,6 +6,8 @@ by uniformly random legal moves (``rummy_env.observation.RandomAgent``).
 """
 from __future__ import annotations
 
+import copy
+import math
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -15,6 +17,15 @@ from . import engine
 from .actions import NUM_ACTIONS
 from .env import raw_env
 from .observation import RandomAgent
+
+
+MAX_REDEALS = 100
+"""Deals ``SingleAgentEnv.reset`` tries before it gives up on reaching the learner's seat."""
+
+
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be None or an int >= 0, got {seed!r} ({type(seed).__name__})")
 
 
 class SingleAgentEnv(gym.Env):
@@ -51,8 +62,14 @@ class SingleAgentEnv(gym.Env):
     ) -> None:
         self.env = raw_env(rules=rules, render_mode=render_mode, **env_kw)
         n = self.env.rules.num_players
-        if learner_seat is not None and (not isinstance(learner_seat, int) or not 0 <= learner_seat < n):
-            raise ValueError(f"learner_seat must be None or a seat 0..{n - 1}, got {learner_seat!r}")
+        if learner_seat is not None and (not isinstance(learner_seat, int) or isinstance(learner_seat, bool)
+                                         or not 0 <= learner_seat < n):
+            raise ValueError(f"learner_seat must be None or a seat 0..{n - 1} (an int), got {learner_seat!r}")
+        if (not isinstance(illegal_penalty, (int, float)) or isinstance(illegal_penalty, bool)
+                or not math.isfinite(illegal_penalty)):
+            raise ValueError(f"illegal_penalty must be a finite number, got {illegal_penalty!r}")
+        if seed is not None:
+            _check_seed(seed)
         self.num_players = n
         self.learner_seat = learner_seat
         self.opponents = opponents
@@ -95,27 +112,67 @@ class SingleAgentEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Deal a new episode. ``seed`` fixes the deal, the learner's seat and the
-        opponents' randomness. ``options={"state": STATE}`` starts from a position."""
-        super().reset(seed=seed)
-        if seed is None and self._seed is not None:
-            seed, self._seed = self._seed, None
+        opponents' randomness. ``options={"state": STATE}`` starts from a position.
+
+        The episode returned always has a move for the learner: a deal that ends before
+        the learner's first move (possible with a small ``max_turns``) is dealt again,
+        up to ``MAX_REDEALS`` times.
+
+        Raises:
+            ValueError: ``seed`` is not ``None`` or an int >= 0, the STATE is not a
+                legal position or ends before the learner moves, or no deal of these
+                rules reaches the learner's seat. A refused reset changes nothing: the
+                position, the learner's seat and every RNG stay as they were.
+        """
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        for _ in range(100):
-            sub = [int(x) for x in self._rng.integers(2**31 - 1, size=3)]
-            self.seat = self.learner_seat if self.learner_seat is not None else int(sub[0] % self.num_players)
+            _check_seed(seed)
+        pending_seed = self._seed
+        if seed is None and pending_seed is not None:
+            seed = pending_seed
+        rng = np.random.default_rng(int(seed)) if seed is not None else copy.deepcopy(self._rng)
+        saved = dict(self.env.__dict__)  # the raw env's attributes, to undo a refused position
+        saved_seat, saved_random = self.seat, copy.deepcopy(self._random)
+
+        def undo() -> None:
+            self.env.__dict__.clear()
+            self.env.__dict__.update(saved)
+            self.seat, self._done, self._random = saved_seat, True, saved_random
+
+        done = True
+        for _ in range(MAX_REDEALS):
+            sub = [int(x) for x in rng.integers(2**31 - 1, size=3)]
+            self.env.reset(seed=sub[2], options=options)  # raises before changing anything
+            seat = self.learner_seat if self.learner_seat is not None else int(sub[0] % self.num_players)
+            self.seat = seat
             self._random.seed(sub[1])
             for k, opp in enumerate(self._all_opponents()):
                 if hasattr(opp, "seed"):
                     opp.seed(sub[1] + 1 + k)
-            self.env.reset(seed=sub[2], options=options)
             self._done = False
             self._play_opponents()
-            if not self._done:
+            done = self._done
+            if not done:
                 break
             if options:
-                raise ValueError("the position ends before the learner moves")
-        return self._observation(), {"seat": self.seat}
+                undo()
+                raise ValueError("the position ends before the learner moves; give one where the learner "
+                                 "has a move to make")
+        if done:
+            failed_seat = self.seat
+            undo()
+            raise ValueError(f"no deal of {MAX_REDEALS} reached the learner's seat {failed_seat} before the hand "
+                             f"ended (max_turns={self.env.rules.max_turns}); raise max_turns or let the seat vary")
+        super().reset(seed=seed)
+        self._rng = rng
+        if seed is not None and seed == pending_seed:
+            self._seed = None
+        return self._observation(), self._info(False)
+
+    def _info(self, illegal: bool) -> dict[str, Any]:
+        """The info dict: the same keys with the same types at every step
+        (``seat``, ``illegal_action`` and the raw env's ``INFO_KEYS`` for the learner)."""
+        return {"seat": self.seat, "illegal_action": illegal,
+                **self.env.infos[self.env.possible_agents[self.seat]]}
 
     def _observation(self) -> np.ndarray:
         """The learner's observation (a fresh float32 array), through the env's public ``observe``."""
@@ -130,12 +187,16 @@ class SingleAgentEnv(gym.Env):
     def _play_opponents(self) -> None:
         env = self.env
         st = env.state
-        while env.agents and not env.terminations[env.agent_selection] and st.current != self.seat:
+        def over() -> bool:
+            a = env.agent_selection
+            return not env.agents or env.terminations[a] or env.truncations[a]
+
+        while not over() and st.current != self.seat:
             seat = st.current
             seen = env.observe(env.possible_agents[seat])  # the mover's observation and mask
             a = self._opponent(seat).act(seen["observation"], seen["action_mask"])
             env.step(a)
-        if not env.agents or env.terminations[env.agent_selection]:
+        if over():
             self._done = True
 
     def action_masks(self) -> np.ndarray:
@@ -146,16 +207,25 @@ class SingleAgentEnv(gym.Env):
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The learner's action, then the opponents' moves until the learner is to move
-        again or the episode ends. A masked-out action ends the episode with
-        ``illegal_penalty`` and ``info["illegal_action"] = True``.
+        again or the episode ends. ``action`` is an int, a numpy integer, or a 0-d or
+        1-element integer array (as Gymnasium's vector envs and SB3 pass it). A
+        masked-out action (an integer outside the mask's ones, out of range included)
+        ends the episode with ``illegal_penalty`` and ``info["illegal_action"] = True``.
+        ``truncated`` is true only when an ``episode="match"`` reaches ``max_hands``.
 
         Raises:
-            ValueError: ``action`` is not an integer (a float, a string, None, ...).
+            ValueError: ``action`` is not an integer (a bool, a float, a string, None,
+                an array of another size or dtype); nothing changes.
             RuntimeError: the episode is over (call ``reset``).
         """
         if self._done:
             raise RuntimeError("the episode is over; call reset()")
         env = self.env
+        if isinstance(action, np.ndarray):
+            if action.dtype.kind not in "iu" or action.size != 1:
+                raise ValueError(f"action must be an int, or a 0-d or 1-element integer array; got an array of "
+                                 f"shape {action.shape} and dtype {action.dtype}")
+            action = action.reshape(())
         try:
             a = engine.as_action_id(action)
         except engine.IllegalActionError:
@@ -165,17 +235,14 @@ class SingleAgentEnv(gym.Env):
         st = env.state
         if st.current != self.seat or st.hand_over or a not in engine.legal_actions(st):  # the mask's 1s
             self._done = True
-            info = {"illegal_action": True, "seat": self.seat}
-            return self._observation(), self.illegal_penalty, True, False, info
+            return self._observation(), self.illegal_penalty, True, False, self._info(True)
         env.step(a)
         self._play_opponents()
-        info: dict[str, Any] = {"seat": self.seat}
-        reward = 0.0
-        if self._done:
-            agent = env.possible_agents[self.seat]
-            reward = float(env.rewards[agent])
-            info.update(env.infos[agent])
-        return self._observation(), reward, self._done, False, info
+        agent = env.possible_agents[self.seat]
+        reward = float(env.rewards[agent]) if self._done else 0.0
+        truncated = bool(self._done and env.truncations[agent])
+        terminated = bool(self._done and not truncated)
+        return self._observation(), reward, terminated, truncated, self._info(False)
 
     def state_dict(self) -> dict:
         """The current position in API.md's STATE form."""

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, parse_card
-from .engine import DRAW, PHASES, PLAY, GameState, _compute_accept, _finishable, _meld_from_id
+from .engine import DRAW, PHASES, PLAY, GameState, _compute_accept, _finishable, _meld_from_id, _start_turn
 from .melds import meld_of_cards
 from .rules import Rules
 
@@ -64,6 +64,17 @@ def to_json(state: GameState) -> dict[str, Any]:
     if state.match_over:
         d["match_winners"] = list(state.match_winners)
     return d
+
+
+MAX_HAND_NUMBER = 10**6
+"""The largest ``hand_number`` a STATE may hold."""
+
+
+def max_hand_points(rules: Rules) -> int:
+    """An upper bound of the points one hand can score (RULES.md §5): every card but the
+    winner's at its highest deadwood value (ace_points or 10), times the rummy
+    multiplier. A STATE's scores are bounded by it (plus the target)."""
+    return rules.rummy_multiplier * (NUM_CARDS * max(10, rules.ace_points))
 
 
 def _err(msg: str) -> PositionError:
@@ -215,14 +226,20 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     s.turn = _int(obj.get("turn", 0), "turn", 0, rules.max_turns if hand_over else rules.max_turns - 1)
     sc = obj.get("scores", [0] * n)
     if not isinstance(sc, list) or len(sc) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in sc):
-        raise _err(f"scores must be a list of {n} ints, got {sc!r}")
+        raise _err(f"scores must be a list of {n} ints, got {str(sc)[:80]}")
     if any(x < 0 for x in sc):
-        raise _err(f"scores cannot be negative (match totals only grow), got {sc!r}")
+        raise _err(f"scores cannot be negative (match totals only grow), got {str(sc)[:80]}")
+    # a match total is below the target before the last hand, which adds at most
+    # max_hand_points; without a target (one hand) the hand's points alone
+    limit = (rules.target or 1) - 1 + max_hand_points(rules)
+    if max(sc) > limit:
+        raise _err(f"scores must be ints in 0..{limit} for these rules (below the target before the last hand, "
+                   f"plus at most {max_hand_points(rules)} points from one hand), got {str(sc)[:80]}")
     if not hand_over and rules.target is not None and max(sc) >= rules.target:
         raise _err(f"scores {sc!r} reach the target {rules.target}: the match would already be over")
     s.scores = list(sc)
     s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
-    s.hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, None)
+    s.hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, MAX_HAND_NUMBER)
     s.known = [0] * n
     s.discards_by = [0] * n
     for key, attr in (("known_cards", "known"), ("discards_by", "discards_by")):
@@ -247,12 +264,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         res = obj.get("result")
         if not isinstance(res, dict) or res.get("outcome") not in ("out", "dry", "stalled"):
             raise _err("a position whose hand is over needs its 'result' with outcome out, dry or stalled")
-        r = {k2: res.get(k2) for k2 in ("outcome", "winner", "rummy", "points")}
-        if not isinstance(r["points"], list) or len(r["points"]) != n:
-            raise _err(f"result.points must be a list of {n} ints")
-        s.result = r
-        pay = res.get("payoffs", [0] * n)
-        s.payoffs = list(pay) if isinstance(pay, list) and len(pay) == n else [0] * n
+        s.result, s.payoffs = _check_result(res, n, sc, rules)
         s._legal = []
         mw = obj.get("match_winners")
         if mw is not None:
@@ -265,13 +277,59 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if phase == DRAW:
             if not discard:
                 raise _err("the discard pile is empty at a draw; that cannot occur (a discard ends every turn)")
-            if not stock and rules.dry_trigger == "on_empty":
-                raise _err("the stock is empty at a draw under dry_trigger 'on_empty'; "
-                           "the recycle or the dry end would already have happened")
         else:
             hand = s.hands[cur]
             fbit = 0 if f < 0 else 1 << f
             layoff_ok = rules.layoffs and bool(fbit & (s.accept[0] | s.accept[1] | s.accept[2]))
             if not _finishable(hand, fbit, layoff_ok, rules.must_discard_to_go_out):
                 raise _err("the mover holds only the card taken from the discard pile and cannot finish the turn")
+    if not hand_over and phase == DRAW and not stock and rules.dry_trigger == "on_empty":
+        # a frontend's snapshot taken right after the last stock card was drawn: the
+        # recycle (shuffled by ``seed``) or the dry end happens now, before the draw (§6)
+        _start_turn(s)
     return s
+
+
+_RESULT_KEYS = ("outcome", "winner", "rummy", "points", "payoffs")
+
+
+def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[dict[str, Any], list[int]]:
+    """The ``result`` of a finished hand, checked (RULES.md §5-§7): ``(result, payoffs)``.
+
+    Raises:
+        PositionError: not an object, an unknown key, an outcome other than out, dry
+            or stalled, a winner that is not a seat (or missing when someone went
+            out), a non-boolean rummy, points or payoffs that are not ``n`` ints
+            (points in 0..max_hand_points, payoffs summing to 0), points above the
+            scores, or scores that had already reached the target before this hand.
+    """
+    if not isinstance(res, dict) or res.get("outcome") not in ("out", "dry", "stalled"):
+        raise _err("a position whose hand is over needs its 'result' with outcome out, dry or stalled")
+    bad = [k for k in res if k not in _RESULT_KEYS]
+    if bad:
+        raise _err(f"result: unknown key(s) {', '.join(map(repr, bad))}; keys: {', '.join(_RESULT_KEYS)}")
+    w = res.get("winner")
+    if w is not None and (not isinstance(w, int) or isinstance(w, bool) or not 0 <= w < n):
+        raise _err(f"result.winner must be null or a seat 0..{n - 1}, got {w!r}")
+    if res["outcome"] == "out" and w is None:
+        raise _err("result.winner must be the seat that went out when the outcome is 'out'")
+    rummy = res.get("rummy", False)
+    if not isinstance(rummy, bool) or (rummy and res["outcome"] != "out"):
+        raise _err(f"result.rummy must be true or false (true only when someone went out), got {rummy!r}")
+    cap = max_hand_points(rules)
+    pts = res.get("points")
+    if (not isinstance(pts, list) or len(pts) != n
+            or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= cap for x in pts)):
+        raise _err(f"result.points must be a list of {n} ints in 0..{cap}, got {str(pts)[:80]}")
+    pay = res.get("payoffs", [0] * n)
+    if (not isinstance(pay, list) or len(pay) != n
+            or not all(isinstance(x, int) and not isinstance(x, bool) and abs(x) <= cap * n for x in pay)
+            or sum(pay) != 0):
+        raise _err(f"result.payoffs must be a list of {n} ints summing to 0 (zero-sum), got {str(pay)[:80]}")
+    before = [a - b for a, b in zip(scores, pts)]
+    if min(before) < 0:
+        raise _err(f"result.points {pts} exceed the scores {scores} (the scores include this hand's points)")
+    if rules.target is not None and max(before) >= rules.target:
+        raise _err(f"scores {scores} minus this hand's points {pts} already reach the target {rules.target}: "
+                   "the match was over before this hand")
+    return {"outcome": res["outcome"], "winner": w, "rummy": rummy, "points": list(pts)}, list(pay)

@@ -160,10 +160,16 @@ def test_practice_refill_once_then_the_next_request_ends_the_hand_without_points
     assert not s.hand_over
 
 
-def test_on_empty_position_with_empty_stock_at_a_draw_is_not_legal():
-    with pytest.raises(ValueError) as e:
-        table("turnover", HANDS, discard=["TD", "3H", "JH", "TH"], melds=MELDS, stock=[], has_melded=[True] * 4)
-    assert "stock" in str(e.value) and "on_empty" in str(e.value)
+def test_on_empty_snapshot_with_empty_stock_at_a_draw_recycles_before_the_draw():
+    # issue 18: a frontend's snapshot right after the last stock card was drawn is a
+    # position real play passes through; under on_empty the recycle happens at once
+    # (turn_over: the pile but its top, oldest card on top: TD, then 3H, then JH)
+    s = table("turnover", HANDS, discard=["TD", "3H", "JH", "TH"], melds=MELDS, stock=[], has_melded=[True] * 4)
+    j = state_json.to_json(s)
+    assert (j["stock"], j["discard"], j["recycles"]) == (["TD", "3H", "JH"], ["TH"], 1)
+    assert not s.hand_over and s.current == 0 and j["phase"] == "draw"
+    play(s, "draw stock")
+    assert "TD" in state_json.to_json(s)["hands"][0]
 
 
 # ---------------------------------------------------------------- dry hands: void / lowest deadwood

@@ -8,6 +8,8 @@ import argparse
 import os
 import signal
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from .config import TrainConfig, tomllib
@@ -70,6 +72,34 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     return cfg
 
 
+def check_out_folder(path: str) -> None:
+    """Fail before any work when ``--out PATH`` cannot hold a run folder, creating nothing.
+
+    The nearest existing ancestor of ``path`` must be a folder in which a folder can
+    be made (probed with a temporary folder, removed at once); ``path`` itself, if it
+    exists, must be a folder.
+
+    Raises:
+        ValueError: an empty path, a path that is (or lies under) a file, or a place
+            where nothing can be written.
+    """
+    if not path or not str(path).strip():
+        raise ValueError("--out must name a run folder, got an empty path")
+    p = Path(path).absolute()
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"--out {path}: is a file, not a folder; give a run folder")
+    anc = p
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir():
+        raise ValueError(f"--out {path}: {anc} is a file, so no run folder can be made under it")
+    try:
+        probe = tempfile.mkdtemp(prefix=".rummy-probe-", dir=anc)
+    except OSError as e:
+        raise ValueError(f"--out {path}: cannot create a run folder in {anc} ({e.strerror or e})") from None
+    os.rmdir(probe)
+
+
 def _raise_interrupt(signum, frame):  # noqa: ARG001
     raise KeyboardInterrupt
 
@@ -86,6 +116,7 @@ def main(args: argparse.Namespace) -> int:
     # SIGTERM (a job scheduler, `kill`) stops training like Ctrl-C: a checkpoint first
     signal.signal(signal.SIGTERM, _raise_interrupt)
     cfg = config_from_args(args)
+    check_out_folder(cfg.out)
     if args.backend == "rllib":
         try:
             from . import rllib

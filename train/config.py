@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -161,7 +162,14 @@ class TrainConfig:
     """Show a progress bar."""
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first bad field and what is allowed."""
+        """Raise ``ValueError`` naming the first bad field and what is allowed.
+
+        Every field is first checked against its annotated type (``_check_type``: a
+        float field takes a finite int or float, never a bool or a string; a table
+        field a table), then against its range."""
+        for f in fields(self):
+            if f.name not in ("warmstart_behaviour", "warmstart_teacher_weights"):  # checked by their owners below
+                _check_type(f.name, getattr(self, f.name), f.type)
         pos_int = ("timesteps", "n_envs", "workers", "torch_threads", "n_steps", "batch_size", "n_epochs",
                    "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "eval_workers",
                    "checkpoint_every")
@@ -283,6 +291,49 @@ class TrainConfig:
         (run_dir / "config.toml").write_text(self.to_toml())
         (run_dir / "rummy_config.json").write_text(
             json.dumps({"env": "rummy_v0", "rules": rules_json, "config": self.to_dict()}, indent=2))
+
+
+_TYPE_WORDS = {"int": "an int", "float": "a finite number", "str": "a string", "bool": "true or false"}
+_TYPE_PLURALS = {"int": "ints", "float": "finite numbers", "str": "strings", "bool": "booleans"}
+
+
+def _is(v: Any, t: str) -> bool:
+    """``v`` is a value of the scalar type named ``t`` (bools are no numbers; floats finite)."""
+    if t == "bool":
+        return isinstance(v, bool)
+    if t == "int":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if t == "float":
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if t == "str":
+        return isinstance(v, str)
+    raise AssertionError(f"no check for type {t}")  # pragma: no cover - a new annotation
+
+
+def _check_type(name: str, v: Any, annotation: str) -> None:
+    """Raise ``ValueError`` when ``v`` is not of the field's annotated type
+    (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``list[X]``, ``dict[str, X]``)."""
+    t = annotation.replace(" ", "")
+    if t.endswith("|None"):
+        if v is None:
+            return
+        t = t[: -len("|None")]
+    if t.startswith("list["):
+        inner = t[5:-1]
+        if not isinstance(v, list) or not all(_is(x, inner) for x in v):
+            raise ValueError(f"{name} must be a list of {_TYPE_PLURALS[inner]}, got {v!r}")
+        return
+    if t.startswith("dict[str,"):
+        inner = t[len("dict[str,"):-1]
+        if not isinstance(v, dict):
+            raise ValueError(f"{name} must be a table of {_TYPE_PLURALS[inner]} (TOML {{key = value, ...}}), got {v!r}")
+        for k, x in v.items():
+            if not isinstance(k, str) or not _is(x, inner):
+                raise ValueError(f"{name}[{k!r}] must be {_TYPE_WORDS[inner]}, got {x!r}")
+        return
+    if not _is(v, t):
+        raise ValueError(f"{name} must be {_TYPE_WORDS[t]}" + (" or none" if annotation.endswith("None") else "")
+                         + f", got {v!r}")
 
 
 def _toml_value(v: Any) -> str:

@@ -235,7 +235,8 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
 
     Keys: ``format``, ``env`` (``"rummy_v0"``), ``env_package_version``, ``source``,
     ``rules`` (``preset``, ``json`` (the STATE form), ``options``, ``num_players``,
-    ``source``), ``observation`` (``dtype``, ``size``, ``pieces``: ``name``, ``offset``,
+    ``source``, ``generalises``: false, the ``rummy serve`` switch for other rules),
+    ``observation`` (``dtype``, ``size``, ``pieces``: ``name``, ``offset``,
     ``shape``, ``meaning``), ``cards`` (card number -> text), ``actions``
     (``num_actions``, ``ranges``, ``table``: ``{"id", "text"}`` for every id),
     ``inputs`` / ``outputs`` (``name``, ``dtype``, ``shape``, ``meaning``),
@@ -253,6 +254,9 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
             "options": rules.options(),
             "num_players": n,
             "source": rules_source,
+            # rummy serve plays positions at other rules only when this is true (set by hand
+            # once a policy is shown to hold up on them)
+            "generalises": False,
         },
         "observation": {
             "dtype": "float32",
@@ -408,6 +412,8 @@ def main(args: argparse.Namespace) -> int:
             rules = json.loads(rules)
         except json.JSONDecodeError as e:
             raise ValueError(f"--rules is not valid JSON: {e}") from None
+    if not args.out or not args.out.strip():  # Path("") is the current folder: never meant
+        raise ValueError("--out must name a folder for policy.onnx and spec.json, got an empty path")
     try:  # an unusable output folder is an error before any work is done
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as e:

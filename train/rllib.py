@@ -413,8 +413,10 @@ def check_checkpoint(path: str | os.PathLike, rules: Rules | None = None) -> dic
         ValueError: not a folder, not an RLlib checkpoint of this trainer, or other rules.
     """
     p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"RLlib checkpoint {p} is not a checkpoint folder (a file; give a checkpoints/iter_N folder)")
     if not p.is_dir():
-        raise ValueError(f"RLlib checkpoint {p} does not exist or is not a folder (give a checkpoints/iter_N folder)")
+        raise ValueError(f"RLlib checkpoint {p} does not exist (give a checkpoints/iter_N folder)")
     missing = [f for f in (STATE_FILE, CONFIG_NAME, "learner_group") if not (p / f).exists()]
     if missing:
         raise ValueError(f"{p} is not an RLlib checkpoint of `rummy train --backend rllib`: missing {', '.join(missing)}")

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, ProgressBarCallback
 
 from rummy_env.observation import obs_size
 from rummy_env.rules import Rules
@@ -104,6 +104,9 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
     p = Path(path)
     if p.is_file() and p.name == "model.zip":
         p = p.parent
+    if p.exists() and not p.is_dir():
+        raise CheckpointError(f"checkpoint {path} is not a checkpoint folder (a file; give a checkpoints/step_N "
+                              "folder or its model.zip)")
     if not p.is_dir():
         raise CheckpointError(f"checkpoint {path} does not exist (give a checkpoints/step_N folder)")
     missing = [f for f in CHECKPOINT_FILES if not (p / f).is_file()]
@@ -139,6 +142,27 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
 
 
 # ---------------------------------------------------------------- the callback
+
+def planned_timesteps(remaining: int, rollout: int) -> int:
+    """The learner timesteps ``learn`` really makes to reach ``remaining`` more: SB3
+    collects whole rollouts of ``rollout`` (= n_steps * n_envs) steps, so the count is
+    ``remaining`` rounded up to a multiple of ``rollout`` (800,000 at 64 x 64 -> 802,816)."""
+    return -(-remaining // rollout) * rollout
+
+
+class RolloutProgressBar(ProgressBarCallback):
+    """SB3's progress bar with the total it will really reach (``planned_timesteps``),
+    so the bar ends full instead of at 802,816/800,000."""
+
+    def _on_training_start(self) -> None:
+        from stable_baselines3.common import callbacks as sb3_callbacks
+
+        rollout = self.model.n_steps * self.training_env.num_envs
+        remaining = self.locals["total_timesteps"] - self.model.num_timesteps
+        self.total = planned_timesteps(remaining, rollout)
+        self.pbar = sb3_callbacks.tqdm(total=self.total, unit="step",
+                                       desc=f"timesteps (whole rollouts of {rollout:,})")
+
 
 class SelfPlayCallback(BaseCallback):
     """Logs self-play results, adds snapshots, evaluates, keeps the best model and
@@ -325,7 +349,7 @@ class Trainer:
         cb = SelfPlayCallback(self)
         try:
             if remaining > 0:
-                self.model.learn(total_timesteps=remaining, callback=cb, progress_bar=cfg.progress,
+                self.model.learn(total_timesteps=remaining, callback=[cb, RolloutProgressBar()] if cfg.progress else cb,
                                  reset_num_timesteps=self.state["num_timesteps"] == 0, tb_log_name="ppo")
         except KeyboardInterrupt:
             path = self.checkpoint()
