@@ -1,11 +1,14 @@
-"""Generate README.md's tables from the declared layouts, so the docs never drift.
+"""Generate the environment page's tables from the declared layouts, so the docs never drift.
 
 ``python -m rummy_env.docs`` rewrites the blocks between ``<!-- BEGIN name -->`` and
-``<!-- END name -->`` in README.md; ``python -m rummy_env.docs --check`` exits 1 when
-the README is out of date (``tests/test_docs.py`` runs the same check).
+``<!-- END name -->`` in ``docs/env.md`` (names: ``presets``, ``observation``,
+``actions``); ``python -m rummy_env.docs --check`` exits 1 when the page is out of
+date (``tests/test_docs.py`` runs the same check). Both need a source checkout: the
+docs are not installed with the package.
 """
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -78,21 +81,51 @@ def render(text: str) -> str:
     return text
 
 
+#: the page holding the generated blocks, relative to the repository root
+PAGE = Path("docs") / "env.md"
+
+
+def missing_blocks(text: str) -> list[str]:
+    """Names of ``BLOCKS`` whose ``<!-- BEGIN name -->`` / ``<!-- END name -->`` pair is not in ``text``."""
+    return [name for name in BLOCKS
+            if not re.search(rf"<!-- BEGIN {name} -->\n(?:.*?\n)?<!-- END {name} -->", text, re.S)]
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    path = Path(__file__).resolve().parent.parent / "README.md"
-    text = path.read_text()
+    """``python -m rummy_env.docs [--check] [--root DIR]``: rewrite (or check) the tables of ``docs/env.md``.
+
+    Returns 0 when the page was written or is current, 1 when ``--check`` finds it out
+    of date, 2 when the page is missing or lacks a block (nothing is written then).
+    ``--root`` defaults to the checkout this module lives in.
+    """
+    parser = argparse.ArgumentParser(prog="python -m rummy_env.docs", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the page is out of date; write nothing")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the repository root holding docs/env.md (default: this checkout)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    root = args.root
+    path = root / PAGE
+    if not path.is_file():
+        print(f"rummy_env.docs: {path} not found (the docs live in a source checkout, not in the installed package)",
+              file=sys.stderr)
+        return 2
+    text = path.read_text(encoding="utf-8")
+    missing = missing_blocks(text)
+    if missing:
+        print(f"rummy_env.docs: {path} lacks the generated block(s) {missing}: each needs a "
+              "'<!-- BEGIN name -->' line followed later by '<!-- END name -->'", file=sys.stderr)
+        return 2
     new = render(text)
-    if "--check" in argv:
+    if args.check:
         if new != text:
-            print("README.md tables are out of date: run python -m rummy_env.docs", file=sys.stderr)
+            print(f"{path}: the generated tables are out of date: run python -m rummy_env.docs", file=sys.stderr)
             return 1
         return 0
-    path.write_text(new)
+    path.write_text(new, encoding="utf-8")
     return 0
 
 
-__all__ = ["observation_table", "action_table", "presets_table", "render", "Rules"]
+__all__ = ["observation_table", "action_table", "presets_table", "render", "missing_blocks", "PAGE", "Rules"]
 
 if __name__ == "__main__":
     sys.exit(main())
