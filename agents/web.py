@@ -28,9 +28,10 @@ Games are held server-side, one per session id. The JSON API (every error is
 ==============================  ==========================================================
 
 Every game answer is ``{"session", "view", "frames"}``: ``view`` is the table
-after everything (``TableGame.view``), ``frames`` the computer's moves made since the
-request, each ``{"who": "computer", "action": text, "view": ...}``, for the page to
-show one at a time. Status codes: 400 a body that is not the JSON asked for; 404 an
+after everything (``TableGame.view``), ``frames`` the moves this request made, each
+``{"who": "you" | "computer", "action": text, "view": the table after it}``: the
+person's move (for ``move``), then the computer's moves until the person is to move
+again or the hand is over, for the page to show one at a time. Status codes: 400 a body that is not the JSON asked for; 404 an
 unknown session id or position name; 409 a move that is not legal now (the engine's
 reason; the game is unchanged), or ``next`` while the hand is on; 422 a STATE or rules
 the engine refuses (its message).
@@ -374,7 +375,7 @@ class TableGame:
 
     def move(self, body: Any) -> list[dict[str, Any]]:
         """Play the person's move (``{"action": text}`` or ``{"action_id": int}``), then the
-        computer's answer; returns the computer's frames.
+        computer's answer; returns the frames: the person's move, then the computer's.
 
         Raises:
             Rejected: 400 a body of another form; 409 the hand is over, it is not the
@@ -409,7 +410,8 @@ class TableGame:
             except ValueError as e:
                 raise Rejected(409, str(e)) from None
             self.log.append({"who": "you", "action": text})
-            return self._computer_turn()
+            mine = {"who": "you", "action": text, "view": self.view()}
+            return [mine] + self._computer_turn()
 
     def next_hand(self) -> list[dict[str, Any]]:
         """Deal the next hand of the match (RULES.md §7: the deal passes to the left) and

@@ -261,7 +261,11 @@ def test_illegal_moves_are_refused_and_change_nothing(client, table):
     d = next(a for a in view["legal"] if a["kind"] == "discard")
     r = client.post(f"/api/game/{sid}/move", json={"action_id": d["id"]})
     assert r.status_code == 200
-    assert r.json()["view"]["log"][-len(r.json()["frames"]) - 1] == {"who": "you", "action": d["action"]}
+    frames = r.json()["frames"]
+    assert frames[0]["who"] == "you" and frames[0]["action"] == d["action"]
+    assert all(f["who"] == "computer" for f in frames[1:]) and len(frames) >= 3  # a draw and a discard at least
+    assert r.json()["view"]["log"][-len(frames):] == [{"who": f["who"], "action": f["action"]} for f in frames]
+    assert frames[-1]["view"] == r.json()["view"] and frames[0]["view"]["to_move"] == "computer"
 
 
 def test_lay_off_position_whole_hand(client, table):
@@ -285,9 +289,10 @@ def test_lay_off_position_whole_hand(client, table):
     v = move(client, sid, "layoff 7C").json()["view"]
     assert v["melds"][0]["cards"] == ["7C", "8C", "9C", "TC"] and v["hand"] == ["JD", "KS"]
     ans = move(client, sid, "discard KS").json()
-    moves = [f["action"] for f in ans["frames"]]
+    assert ans["frames"][0]["who"] == "you" and ans["frames"][0]["action"] == "discard KS"
+    moves = [f["action"] for f in ans["frames"][1:]]
     assert moves[0] == "draw stock" and moves[-1].startswith("discard ")  # the computer's turn
-    assert all(f["who"] == "computer" for f in ans["frames"])
+    assert all(f["who"] == "computer" for f in ans["frames"][1:])
     thrown = moves[-1].split()[1]
     assert thrown in ("QD", "2S", "9D")
     left = {"QD", "2S", "9D"} - {thrown}
@@ -298,7 +303,7 @@ def test_lay_off_position_whole_hand(client, table):
     assert {"action": "layoff 7H high", "meld": 1} in [{k: a[k] for k in ("action", "meld")} for a in v["legal"]]
     move(client, sid, "layoff 7H high")
     ans = move(client, sid, "discard JD").json()
-    assert ans["frames"] == []
+    assert [(f["who"], f["action"]) for f in ans["frames"]] == [("you", "discard JD")]  # out: no answer
     v = ans["view"]
     assert v["hand_over"] and v["hand"] == [] and v["legal"] == [] and v["to_move"] is None
     assert v["result"] == {"outcome": "out", "winner": "you", "rummy": False,
@@ -470,7 +475,7 @@ def test_hidden_information_never_sent_over_a_whole_hand(client, table):
         sd = server_state(table, sid)
         assert sd["hand_over"]
         recycled += sd["recycles"]
-        assert sum(len(a["json"]["frames"]) for a in answers) > 0  # the computer played
+        assert sum(f["who"] == "computer" for a in answers for f in a["json"]["frames"]) > 0  # the computer played
         last = answers[-1]["json"]["view"]
         assert last["opponent_hand_size"] == len(sd["hands"][1]) and last["stock_size"] == len(sd["stock"])
         assert last["result"]["outcome"] in ("out", "dry", "stalled")
@@ -540,4 +545,4 @@ def test_default_opponent_is_the_shipped_policy_exported_once(tmp_path):
     ob = shadow.observe(shadow.agent_selection)
     expect = make_agent("pretrained").act(ob["observation"], ob["action_mask"])
     frames = game.move({"action_id": d["id"]})
-    assert frames[0]["action"] == shadow.action_text(expect)
+    assert frames[1]["who"] == "computer" and frames[1]["action"] == shadow.action_text(expect)

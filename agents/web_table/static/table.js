@@ -50,7 +50,7 @@ function isLegal(text) { return (view && view.legal || []).some((a) => a.action 
 function myPlay() { return view && view.to_move === "you" && view.phase === "play"; }
 
 // ------------------------------------------------------------------ rendering
-function render(v, lastMove) {
+function render(v, frame) {
   view = v;
   for (const c of [...selected]) if (!v.hand.includes(c)) selected.delete(c);
   $("score-you").textContent = v.scores.you;
@@ -100,12 +100,12 @@ function render(v, lastMove) {
     b.addEventListener("dblclick", () => send(`discard ${c}`));
     hand.appendChild(b);
   }
-  $("hand-count").textContent = `(${v.hand.length} cards)`;
+  $("hand-count").textContent = `(${v.hand.length} card${v.hand.length === 1 ? "" : "s"})`;
   markTargets();
 
   const st = $("status");
   if (v.hand_over) st.textContent = "The hand is over.";
-  else if (v.to_move === "computer") st.textContent = lastMove ? `Computer: ${lastMove}` : "The computer is thinking\u2026";
+  else if (v.to_move === "computer") st.textContent = frame && frame.who === "computer" ? `Computer: ${frame.action}` : "The computer is thinking\u2026";
   else if (v.phase === "draw") st.textContent = "Your turn: draw from the stock or take the upcard.";
   else {
     let t = "Meld, lay off, or discard one card to end your turn.";
@@ -181,10 +181,12 @@ function updateButtons() {
 // ------------------------------------------------------------------ actions
 async function show(answer) {
   session = answer.session;
-  for (const f of answer.frames) {
-    render(f.view, f.action);
-    await sleep(DELAY);
+  const frames = answer.frames;
+  for (let i = 0; i < frames.length; i++) {
+    render(frames[i].view, frames[i]);
+    if (i < frames.length - 1) await sleep(DELAY);  // the moves one at a time
   }
+  busy = false;  // the person may act as soon as the final table is shown
   render(answer.view);
 }
 
