@@ -369,6 +369,14 @@ def test_practice_positions_load(client, table):
         assert r2.status_code == 200 and dict(r2.json()["view"], title=p["title"]) == v
 
 
+def test_docs_list_every_position_and_the_screenshot():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text(encoding="utf-8")
+    assert "rummy web" in text and "](img/web_table.png)" in text
+    assert (Path(__file__).resolve().parents[1] / "docs" / "img" / "web_table.png").is_file()
+    for name, p in load_positions().items():
+        assert f"| `{name}` | {p['teaches']} |" in text, name
+
+
 def test_take_the_upcard_and_aces_low_lessons(client):
     sid = client.post("/api/position", json={"name": "take_the_upcard"}).json()["session"]
     v = move(client, sid, "draw discard").json()["view"]
