@@ -479,8 +479,7 @@ class WebTable:
             self.sessions[sid] = game
             while len(self.sessions) > MAX_SESSIONS:
                 self.sessions.popitem(last=False)
-        frames = game.start()
-        return {"session": sid, "view": game.view(), "frames": frames}
+        return self.answer(sid, game, game.start())
 
     def game(self, sid: str) -> TableGame:
         """The game of session ``sid``. Raises ``Rejected`` (404) for an unknown id."""
@@ -553,7 +552,9 @@ class WebTable:
         return self._add(game)
 
     def answer(self, sid: str, game: TableGame, frames: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"session": sid, "view": game.view(), "frames": frames}
+        """A game answer: ``{"session", "view", "frames"}`` (the view taken under the game's lock)."""
+        with game.lock:
+            return {"session": sid, "view": game.view(), "frames": frames}
 
 
 def create_app(table: WebTable) -> Any:
@@ -609,9 +610,7 @@ def create_app(table: WebTable) -> Any:
     @app.get("/api/game/{sid}")
     def get_game(sid: str) -> JSONResponse:
         try:
-            g = table.game(sid)
-            with g.lock:
-                return JSONResponse(table.answer(sid, g, []))
+            return JSONResponse(table.answer(sid, table.game(sid), []))
         except Rejected as e:
             return fail(e)
 

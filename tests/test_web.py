@@ -188,6 +188,20 @@ def test_sessions_are_isolated(client, table):
     assert client.get(f"/api/game/{a['session']}").json()["view"]["phase"] == "play"
 
 
+@pytest.mark.parametrize("preset", ["classic", "turnover", "deadwood", "stalemate", "practice"])
+def test_every_preset_plays_heads_up(client, table, preset):
+    from rummy_env import Rules
+
+    r = client.post("/api/new", json={"rules": preset, "seed": 2})
+    assert r.status_code == 200, r.text
+    v = r.json()["view"]
+    assert v["rules"] == preset and v["target"] == Rules.preset(preset).target and len(v["hand"]) == 10
+    v = move(client, r.json()["session"], "draw stock").json()["view"]
+    d = next(a for a in v["legal"] if a["kind"] == "discard")
+    ans = move(client, r.json()["session"], d["action"]).json()
+    assert [f["who"] for f in ans["frames"]][:2] == ["you", "computer"] and ans["view"]["to_move"] == "you"
+
+
 def test_bad_and_unknown_session_ids(client, table):
     sid = client.post("/api/new", json={}).json()["session"]
     before = server_state(table, sid)
