@@ -170,7 +170,7 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
             make_agent(spec, seed=0)
         except ValueError as e:
             raise ValueError(f"{e}; or start with --agent heuristic") from None
-        return (lambda seed: make_agent(spec, seed=seed)), f"{DEFAULT_AGENT} (the shipped policy, {folder})"
+        return (lambda seed: make_agent(spec, seed=seed)), f"{DEFAULT_AGENT} (the shipped policy)"
     try:
         make_agent(name, seed=0)
     except ValueError as e:
