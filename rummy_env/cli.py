@@ -1,4 +1,4 @@
-"""The ``rummy`` command: ``train``, ``eval``, ``export``, ``serve``, ``play``, ``bench``.
+"""The ``rummy`` command: ``train``, ``eval``, ``export``, ``serve``, ``play``, ``web``, ``bench``.
 
 Each sub-command lives in its own module, which exposes ``add_arguments(parser)``
 and ``main(args) -> int``; modules are imported only when their command runs, so
@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("rummy_env.train.export", "export a trained policy to policy.onnx + spec.json"),
     "serve": ("rummy_env.agents.serve", "serve an exported policy over HTTP on 127.0.0.1"),
     "play": ("rummy_env.agents.play", "play against an agent in the terminal"),
+    "web": ("rummy_env.agents.web", "play against an agent in the browser: a practice table on 127.0.0.1"),
     "bench": ("rummy_env.train.bench", "speed benchmarks of the env and of training"),
 }
 
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rummy`` console script; returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     cmd = next((a for a in argv if not a.startswith("-")), None)
-    if cmd in ("eval", "play", "serve", "export"):
+    if cmd in ("eval", "play", "serve", "export", "web"):
         # one observation at a time: torch's thread pool only adds overhead (and
         # oversubscribes a small machine); set before torch is imported
         import os

@@ -85,6 +85,13 @@ def plot_learning_curve(history: list[dict[str, Any]], baselines: list[str], pat
     import matplotlib.pyplot as plt
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4))
+    # one kind of evaluation per curve: a run resumed with another eval_mode (or from a
+    # checkpoint of a release that evaluated hands only) plots the kind it evaluates now
+    kind = history[-1][baselines[0]].get("mode", "hands") if baselines and baselines[0] in history[-1] else "hands"
+    history = [h for h in history if all(b in h and h[b].get("mode", "hands") == kind for b in baselines)]
+    if not history:
+        plt.close(fig)
+        return
     xs = [h["timesteps"] for h in history]
     for b in baselines:
         rows = [h.get(b) for h in history]
@@ -94,11 +101,11 @@ def plot_learning_curve(history: list[dict[str, Any]], baselines: list[str], pat
         lo = [max(0.0, r["win_rate"] - r["win_ci"][0]) for r in rows]
         hi = [max(0.0, r["win_ci"][1] - r["win_rate"]) for r in rows]
         ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=f"vs {b}")
-        pts = [r["points_per_hand"] for r in rows]
-        plo = [max(0.0, r["points_per_hand"] - r["points_ci"][0]) for r in rows]
-        phi = [max(0.0, r["points_ci"][1] - r["points_per_hand"]) for r in rows]
+        pts = [r.get("points_per_hand", r.get("mean_points")) for r in rows]
+        plo = [max(0.0, p - r["points_ci"][0]) for p, r in zip(pts, rows)]
+        phi = [max(0.0, r["points_ci"][1] - p) for p, r in zip(pts, rows)]
         bx.errorbar(xs, pts, yerr=[plo, phi], marker="o", capsize=3, label=f"vs {b}")
-    matches = all(r.get("mode") == "matches" for h in history for b in baselines if (r := h.get(b)))
+    matches = kind == "matches"
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("learner timesteps")
     ax.set_ylabel("match win rate (duplicate matches)" if matches else "hand win rate (duplicate deals)")

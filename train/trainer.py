@@ -311,6 +311,9 @@ class Trainer:
                                     workers=self.cfg.eval_workers, matches=self.cfg.eval_matches)
         self._record(t, res)
         sc = score(res)
+        kind = next(iter(res.values()))["mode"] if res else None
+        if self.state.get("best_kind") != kind:  # a resumed run that evaluated the other kind before
+            self.state["best_score"], self.state["best_kind"] = None, kind
         if self.state["best_score"] is None or sc > self.state["best_score"]:
             self.state["best_score"] = sc
             self.model.save(self.run_dir / "best_model.zip")

@@ -1,0 +1,705 @@
+"""``rummy web [--port P] [--agent NAME] [--rules RULES] [--seed S] [--cache DIR]``: a
+practice table in the browser.
+
+One process (FastAPI + uvicorn, bound to 127.0.0.1 only) serves a single page (plain
+HTML/CSS/JS in ``web_table/static/``, no build step) on which a person plays heads-up
+Straight Rummy against the computer: a whole match to the rules' target (RULES.md §7),
+hand by hand, or a prepared practice position (``web_table/positions/*.json``: smaller
+hands, one idea each, as in the rule texts' practice table).
+
+The opponent (``--agent``) is by default the shipped policy exported to ONNX
+(``pretrained-onnx``: ``agents/pretrained/policy.zip`` is exported with
+``rummy_env.train.export.export_policy`` on first use into ``--cache``, by default
+``$XDG_CACHE_HOME/rummy-env`` or ``~/.cache/rummy-env``), or any name
+``rummy_env.agents.make_agent`` takes (``heuristic``, ``greedy``, ``random``,
+``pretrained``, ``onnx:DIR``, ``ppo:PATH``, and ``search`` where it exists). The
+computer acts on its own observation and action mask only (``env.observe``).
+
+Games are held server-side, one per session id. The JSON API (every error is
+``{"detail": reason}``):
+
+==============================  ==========================================================
+``GET /api/config``             the opponent, the default rules, the presets, the positions
+``POST /api/new``               ``{"rules"?: preset | object, "seed"?: int}``: a new match
+``POST /api/position``          ``{"name": position}`` or ``{"state": STATE, "seat"?: 0|1}``
+``GET /api/game/{id}``          the table as the person sees it
+``POST /api/game/{id}/move``    ``{"action": "meld 4H 5H 6H"}`` or ``{"action_id": 159}``
+``POST /api/game/{id}/next``    deal the next hand of the match (after a hand is over)
+==============================  ==========================================================
+
+Every game answer is ``{"session", "view", "frames"}``: ``view`` is the table
+after everything (``TableGame.view``), ``frames`` the moves this request made, each
+``{"who": "you" | "computer", "action": text, "view": the table after it}``: the
+person's move (for ``move``), then the computer's moves until the person is to move
+again or the hand is over, for the page to show one at a time. Status codes: 400 a body that is not the JSON asked for; 404 an
+unknown session id or position name; 409 a move that is not legal now (the engine's
+reason; the game is unchanged), or ``next`` while the hand is on; 422 a STATE or rules
+the engine refuses (its message).
+
+Hidden information (RULES.md §1, API.md "Agents"): a view carries the person's own
+hand, the table melds, the upcard, the discard pile's size, the stock's size and the
+opponent's hand size, never the opponent's cards or the stock.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable
+
+from rummy_env.rules import PRESETS, Rules
+
+try:  # the web extra; FastAPI reads the endpoints' annotations from this module's globals
+    from fastapi import FastAPI, Request
+    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.staticfiles import StaticFiles
+except ImportError as _e:  # pragma: no cover - reported by create_app
+    FastAPI = Request = FileResponse = JSONResponse = StaticFiles = None  # type: ignore[assignment,misc]
+    _FASTAPI_MISSING: ImportError | None = _e
+else:
+    _FASTAPI_MISSING = None
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+DEFAULT_AGENT = "pretrained-onnx"
+HERE = Path(__file__).resolve().parent
+STATIC_DIR = HERE / "web_table" / "static"
+POSITIONS_DIR = HERE / "web_table" / "positions"
+MAX_BODY_BYTES = 64 * 1024  # a full position is about 1 KB
+MAX_SESSIONS = 256  # the least recently used game is dropped beyond this
+MAX_LOG = 40  # moves of the current hand kept in a view
+MAX_COMPUTER_ACTIONS = 200  # one computer turn is a draw, melds / lay-offs and a discard
+
+
+class Rejected(ValueError):
+    """A request the table refuses; ``status`` is the HTTP status, the message the reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ---------------------------------------------------------------------------- the opponent
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/rummy-env``, else ``~/.cache/rummy-env``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rummy-env"
+
+
+def exported_pretrained(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The folder of the shipped policy exported to ONNX (``policy.onnx`` + ``spec.json``),
+    exporting it on first use.
+
+    The folder is ``<cache_dir>/pretrained-onnx-<first 12 hex digits of the zip's
+    SHA-256>``, so a new shipped policy is exported afresh. The export is written to a
+    temporary folder beside it and renamed into place.
+
+    Raises:
+        ValueError: no policy is shipped, the cache folder cannot be written, or torch,
+            stable-baselines3 or onnx (needed for the export) are missing; the message
+            says what to install, or to use ``--agent heuristic``.
+    """
+    from rummy_env.agents import PRETRAINED_PATH
+
+    zip_path = Path(PRETRAINED_PATH)
+    if not zip_path.is_file():
+        raise ValueError(f"no pretrained policy is shipped ({zip_path} is missing); start with --agent heuristic")
+    digest = hashlib.sha256(zip_path.read_bytes()).hexdigest()[:12]
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    out = cache / f"pretrained-onnx-{digest}"
+    if (out / "policy.onnx").is_file() and (out / "spec.json").is_file():
+        return out
+    try:
+        import onnx  # noqa: F401
+        import sb3_contrib  # noqa: F401
+        import torch  # noqa: F401
+
+        from rummy_env.train.export import export_policy
+    except ImportError as e:
+        raise ValueError(
+            f"the default opponent is the shipped policy exported to ONNX, and exporting it on first use needs "
+            f"torch, stable-baselines3 and onnx ({e}); install them (pip install torch "
+            f"'rummy-env[train,export]') or start with --agent heuristic"
+        ) from None
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=cache))
+    except OSError as e:
+        raise ValueError(f"cannot use the cache folder {cache} ({e}); give another with --cache DIR") from None
+    try:
+        print(f"exporting the shipped policy to ONNX in {out} (first use) ...", file=sys.stderr)
+        export_policy(str(zip_path), tmp)
+        try:
+            os.replace(tmp, out)
+        except OSError:  # another process exported it meanwhile
+            if not (out / "policy.onnx").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | None = None
+                     ) -> tuple[Callable[[int | None], Any], str]:
+    """``(make(seed) -> agent, description)`` for ``--agent name``.
+
+    ``pretrained-onnx`` is the shipped policy exported to ONNX (``exported_pretrained``);
+    any other name goes to ``rummy_env.agents.make_agent``. One agent is built here, so
+    a bad name fails at once.
+
+    Raises:
+        ValueError: an unknown agent name (the message lists the allowed ones), a
+            missing or corrupt policy, or a missing package for the export.
+    """
+    from rummy_env.agents import make_agent
+
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"--agent must be a non-empty name, got {name!r}")
+    if name.strip().lower() == DEFAULT_AGENT:
+        folder = exported_pretrained(cache_dir)
+        spec = f"onnx:{folder}"
+        try:
+            make_agent(spec, seed=0)
+        except ValueError as e:
+            raise ValueError(f"{e}; or start with --agent heuristic") from None
+        return (lambda seed: make_agent(spec, seed=seed)), f"{DEFAULT_AGENT} (the shipped policy)"
+    try:
+        make_agent(name, seed=0)
+    except ValueError as e:
+        raise ValueError(f"--agent: {e}; or '{DEFAULT_AGENT}' (the shipped policy exported to ONNX)") from None
+    return (lambda seed: make_agent(name, seed=seed)), name
+
+
+# ---------------------------------------------------------------------------- positions
+
+def load_positions(folder: str | os.PathLike = POSITIONS_DIR) -> dict[str, dict[str, Any]]:
+    """The practice positions: ``{name: {"title", "teaches", "state"}}`` from
+    ``folder/*.json`` (each file ``{"title": str, "teaches": one sentence, "state": STATE}``),
+    in file-name order.
+
+    Raises:
+        ValueError: a file that is not JSON or lacks one of the three keys.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for p in sorted(Path(folder).glob("*.json")):
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"practice position {p} is not JSON: {e}") from None
+        if not isinstance(d, dict) or not all(k in d for k in ("title", "teaches", "state")):
+            raise ValueError(f"practice position {p} needs 'title', 'teaches' and 'state'")
+        out[p.stem] = {"title": str(d["title"]), "teaches": str(d["teaches"]), "state": d["state"]}
+    return out
+
+
+# ---------------------------------------------------------------------------- one game
+
+_RANKS = "A23456789TJQK"
+_SUITS = "CDHS"
+
+
+def _hand_order(card: str) -> tuple[int, int]:
+    """Sort key of a card text: by suit (clubs, diamonds, hearts, spades), then rank."""
+    return (_SUITS.find(card[1:2]), _RANKS.find(card[:1]))
+
+
+def _action_kind(text: str) -> str:
+    return text.split(" ", 1)[0]
+
+
+class TableGame:
+    """One person's game against the computer, held by the server.
+
+    Args:
+        rules: a preset name, a STATE-style rules object or a ``Rules`` (heads-up only).
+        make_opponent: ``make(seed) -> agent``; the agent's ``act(observation,
+            action_mask) -> int`` plays the other seat.
+        agent_name: how the page names the opponent.
+        seat: the person's seat (0 or 1).
+        seed: seeds the deals and the opponent (``None``: a random seed).
+        state: a STATE to start from instead of a deal (``reset(options={"state": ...})``).
+        title: the practice position's title, if any.
+
+    Raises:
+        ValueError: rules that are not heads-up or unknown, a bad seat, or a STATE the
+            engine refuses (its message).
+    """
+
+    def __init__(self, rules: Any, make_opponent: Callable[[int | None], Any], agent_name: str,
+                 seat: int = 0, seed: int | None = None, state: dict | None = None,
+                 title: str | None = None) -> None:
+        from rummy_env import rummy_v0
+
+        self.env = rummy_v0.raw_env(rules=rules)
+        if self.env.rules.num_players != 2:
+            raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.env.rules.num_players}")
+        if not isinstance(seat, int) or isinstance(seat, bool) or seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        self.seat = seat
+        self.me = self.env.possible_agents[seat]
+        self.rng = random.Random(secrets.randbits(63) if seed is None else seed)
+        options = None if state is None else {"state": state}
+        self.env.reset(seed=self.rng.getrandbits(63), options=options)  # raises ValueError on a bad STATE
+        if self.env.rules.num_players != 2:
+            raise ValueError("the web table is heads-up: the position must be for 2 players")
+        self.opponent = make_opponent(self.rng.getrandbits(31))
+        self.agent_name = agent_name
+        self.title = title
+        self.log: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    # ------------------------------------------------------------------ the public view
+    def _who(self, seat: int | None) -> str | None:
+        if seat is None:
+            return None
+        return "you" if seat == self.seat else "computer"
+
+    def _meld_targets(self, sd: dict[str, Any], layoffs: list[tuple[int, str]]) -> dict[int, int]:
+        """For each legal lay-off id, the index of the table meld it extends (found by
+        playing it on a copy of the position)."""
+        from rummy_env import rummy_v0
+
+        out: dict[int, int] = {}
+        before = [set(m) for m in sd["melds"]]
+        for a, text in layoffs:
+            card = text.split()[1]
+            scratch = rummy_v0.raw_env(rules=self.env.rules)
+            scratch.reset(seed=0, options={"state": sd})
+            scratch.step(a)
+            after = [set(m) for m in scratch.state_dict()["melds"]]
+            for i, m in enumerate(before):
+                if (m | {card}) in after:
+                    out[a] = i
+                    break
+        return out
+
+    def view(self) -> dict[str, Any]:
+        """The table as the person sees it (JSON-able). Keys: ``seat``, ``agent``,
+        ``rules`` (STATE form), ``target``, ``cards_dealt``, ``title``, ``hand_number``,
+        ``turn``, ``phase``, ``to_move`` (``"you"``, ``"computer"`` or null once the hand
+        is over), ``hand`` (the person's cards, sorted by suit then rank), ``melds``
+        (the table melds, each ``{"cards", "kind": "set"|"run"}``), ``upcard`` (or
+        null), ``discard_size``, ``stock_size``, ``opponent_hand_size``, ``scores``
+        (``{"you", "computer"}``: match totals), ``drawn_from_discard``, ``legal`` (the
+        person's legal actions: ``{"action", "id", "kind", "cards", "meld"}``, ``meld``
+        the index of the meld a lay-off extends), ``log`` (this hand's moves,
+        ``{"who", "action"}``, at most ``MAX_LOG``), ``hand_over``, ``result``
+        (``{"outcome", "winner", "rummy", "points": {"you", "computer"}}`` or null),
+        ``match_over`` and ``match_winners``. Never another hand or the stock.
+        """
+        env = self.env
+        sd = env.state_dict()
+        me, other = self.seat, 1 - self.seat
+        hand_over = bool(sd["hand_over"])
+        legal: list[dict[str, Any]] = []
+        if not hand_over and sd["current_player"] == me:
+            ids = env.legal_actions()
+            texts = [env.action_text(a) for a in ids]
+            targets = self._meld_targets(sd, [(a, t) for a, t in zip(ids, texts) if _action_kind(t) == "layoff"])
+            for a, t in zip(ids, texts):
+                kind = _action_kind(t)
+                words = t.split()
+                cards = words[1:] if kind == "meld" else words[1:2] if kind in ("layoff", "discard") else []
+                legal.append({"action": t, "id": int(a), "kind": kind, "cards": cards, "meld": targets.get(a)})
+        melds = [{"cards": list(m), "kind": "set" if len({c[0] for c in m}) == 1 else "run"} for m in sd["melds"]]
+        result = None
+        if hand_over:
+            r = sd["result"]
+            result = {"outcome": r["outcome"], "winner": self._who(r["winner"]), "rummy": bool(r["rummy"]),
+                      "points": {"you": r["points"][me], "computer": r["points"][other]}}
+        winners = sd.get("match_winners")
+        rules = env.rules
+        return {
+            "seat": me,
+            "agent": self.agent_name,
+            "rules": sd["rules"],
+            "target": rules.target,
+            "cards_dealt": rules.cards_dealt,
+            "title": self.title,
+            "hand_number": sd["hand_number"] + 1,
+            "turn": sd["turn"] + 1,
+            "phase": sd["phase"],
+            "to_move": None if hand_over else self._who(sd["current_player"]),
+            "hand": sorted(sd["hands"][me], key=_hand_order),
+            "melds": melds,
+            "upcard": sd["discard"][-1] if sd["discard"] else None,
+            "discard_size": len(sd["discard"]),
+            "stock_size": len(sd["stock"]),
+            "opponent_hand_size": len(sd["hands"][other]),
+            "scores": {"you": sd["scores"][me], "computer": sd["scores"][other]},
+            "drawn_from_discard": sd["drawn_from_discard"] if sd["current_player"] == me else None,
+            "legal": legal,
+            "log": self.log[-MAX_LOG:],
+            "hand_over": hand_over,
+            "result": result,
+            "match_over": winners is not None,
+            "match_winners": None if winners is None else [self._who(w) for w in winners],
+        }
+
+    # ------------------------------------------------------------------ moves
+    def _over(self) -> bool:
+        """The hand is over (every agent is terminated then, as in PettingZoo)."""
+        return all(self.env.terminations.values())
+
+    def _computer_turn(self) -> list[dict[str, Any]]:
+        """The computer plays until the person is to move or the hand is over; each of its
+        moves is returned with the view after it."""
+        env = self.env
+        frames: list[dict[str, Any]] = []
+        for _ in range(MAX_COMPUTER_ACTIONS):
+            if self._over() or env.agent_selection == self.me:
+                return frames
+            agent = env.agent_selection
+            ob = env.observe(agent)  # the computer's own view: its hand, the table, public history
+            a = int(self.opponent.act(ob["observation"], ob["action_mask"]))
+            if not (0 <= a < len(ob["action_mask"])) or not ob["action_mask"][a]:
+                raise RuntimeError(f"the opponent {self.agent_name!r} chose action {a}, which its mask forbids")
+            text = env.action_text(a)
+            env.step(a)
+            self.log.append({"who": "computer", "action": text})
+            frames.append({"who": "computer", "action": text, "view": self.view()})
+        raise RuntimeError(f"the opponent made {MAX_COMPUTER_ACTIONS} moves without ending its turn")
+
+    def start(self) -> list[dict[str, Any]]:
+        """The computer's moves if it is to move first (else ``[]``)."""
+        with self.lock:
+            return self._computer_turn()
+
+    def move(self, body: Any) -> list[dict[str, Any]]:
+        """Play the person's move (``{"action": text}`` or ``{"action_id": int}``), then the
+        computer's answer; returns the frames: the person's move, then the computer's.
+
+        Raises:
+            Rejected: 400 a body of another form; 409 the hand is over, it is not the
+                person's turn, the text names no action, or the action is illegal (the
+                engine's reason). Nothing changes then.
+        """
+        if not isinstance(body, dict) or len(body) != 1 or not ({"action", "action_id"} & set(body)):
+            raise Rejected(400, 'a move is {"action": "<action text>"} or {"action_id": <int>}, '
+                                f"got {json.dumps(body)[:200]}")
+        with self.lock:
+            env = self.env
+            if self._over():
+                raise Rejected(409, "the hand is over: ask for the next hand (or start a new match)")
+            if env.agent_selection != self.me:
+                raise Rejected(409, "it is the computer's turn")
+            if "action" in body:
+                text = body["action"]
+                if not isinstance(text, str) or not text.strip() or len(text) > 200:
+                    raise Rejected(400, f"'action' must be an action text such as 'draw stock', got {text!r:.200}")
+                try:
+                    a = env.action_id(text)
+                except ValueError as e:
+                    raise Rejected(409, str(e)) from None
+            else:
+                a = body["action_id"]
+                if not isinstance(a, int) or isinstance(a, bool) or not 0 <= a < env.action_space(self.me).n:
+                    raise Rejected(400, f"'action_id' must be an int in 0..{env.action_space(self.me).n - 1}, "
+                                        f"got {a!r:.200}")
+            text = env.action_text(a)
+            try:
+                env.step(a)  # an illegal action raises and changes nothing (API.md)
+            except ValueError as e:
+                raise Rejected(409, str(e)) from None
+            self.log.append({"who": "you", "action": text})
+            mine = {"who": "you", "action": text, "view": self.view()}
+            return [mine] + self._computer_turn()
+
+    def next_hand(self) -> list[dict[str, Any]]:
+        """Deal the next hand of the match (RULES.md §7: the deal passes to the left) and
+        let the computer move if it leads; returns its frames.
+
+        Raises:
+            Rejected: 409 the hand is not over, or the match is over.
+        """
+        from rummy_env import rummy_v0
+
+        with self.lock:
+            sd = self.env.state_dict()
+            if not sd["hand_over"]:
+                raise Rejected(409, "the hand is not over yet: finish it first")
+            if "match_winners" in sd:
+                raise Rejected(409, "the match is over: start a new match")
+            dealer = rummy_v0.raw_env(rules=self.env.rules, episode="match")
+            dealer.reset(seed=self.rng.getrandbits(63), options={"state": sd})  # deals the next hand
+            self.env.reset(seed=self.rng.getrandbits(63), options={"state": dealer.state_dict()})
+            self.log = []
+            return self._computer_turn()
+
+
+# ---------------------------------------------------------------------------- the server
+
+class WebTable:
+    """The sessions and the requests of the API, without HTTP (``create_app`` wraps it).
+
+    Args:
+        make_opponent: ``make(seed) -> agent`` (``opponent_factory``).
+        agent_name: the opponent's name shown on the page.
+        rules: the default rules of a new match (a preset name or a rules object).
+        seed: seeds the first match; later matches use ``seed + k`` (``None``: random).
+        positions: the practice positions (``load_positions``).
+
+    Raises:
+        ValueError: rules that are unknown or not heads-up.
+    """
+
+    def __init__(self, make_opponent: Callable[[int | None], Any], agent_name: str, rules: Any = "classic",
+                 seed: int | None = None, positions: dict[str, dict[str, Any]] | None = None) -> None:
+        self.rules = Rules.make(rules)
+        if self.rules.num_players != 2:
+            raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.rules.num_players}")
+        self.make_opponent = make_opponent
+        self.agent_name = agent_name
+        self.seed = seed
+        self.matches = 0
+        self.positions = load_positions() if positions is None else positions
+        self.sessions: OrderedDict[str, TableGame] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def config(self) -> dict[str, Any]:
+
+        return {"agent": self.agent_name, "rules": self.rules.to_json(), "presets": list(PRESETS),
+                "positions": [{"name": k, "title": v["title"], "teaches": v["teaches"]}
+                              for k, v in self.positions.items()]}
+
+    def _add(self, game: TableGame) -> dict[str, Any]:
+        sid = secrets.token_urlsafe(16)
+        with self.lock:
+            self.sessions[sid] = game
+            while len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        return self.answer(sid, game, game.start())
+
+    def game(self, sid: str) -> TableGame:
+        """The game of session ``sid``. Raises ``Rejected`` (404) for an unknown id."""
+        with self.lock:
+            g = self.sessions.get(sid) if isinstance(sid, str) else None
+            if g is None:
+                raise Rejected(404, f"unknown session id {str(sid)[:64]!r}: start a new match (POST /api/new)")
+            self.sessions.move_to_end(sid)
+            return g
+
+    def new_match(self, body: Any) -> dict[str, Any]:
+        """``{"rules"?: ..., "seed"?: int}`` -> a new session. Raises ``Rejected`` (400, 422)."""
+        if body is None:
+            body = {}
+        if not isinstance(body, dict) or set(body) - {"rules", "seed"}:
+            raise Rejected(400, 'a new match is {"rules"?: preset name or rules object, "seed"?: int}, '
+                                f"got {json.dumps(body)[:200]}")
+        rules = self.rules
+        if body.get("rules") is not None:
+            try:
+                rules = Rules.make(body["rules"])
+            except (ValueError, TypeError) as e:
+                raise Rejected(422, f"rules: {e}") from None
+        seed = body.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63):
+            raise Rejected(400, f"seed must be an int in 0..2**63-1, got {seed!r:.100}")
+        if seed is None and self.seed is not None:
+            with self.lock:
+                seed = self.seed + self.matches
+                self.matches += 1
+        try:
+            game = TableGame(rules, self.make_opponent, self.agent_name, seed=seed)
+        except ValueError as e:
+            raise Rejected(422, str(e)) from None
+        return self._add(game)
+
+    def load_position(self, body: Any) -> dict[str, Any]:
+        """``{"name": practice position}`` or ``{"state": STATE, "seat"?: 0|1}`` -> a new session.
+
+        Raises:
+            Rejected: 400 another form, 404 an unknown position name, 422 a STATE the
+                engine refuses (the engine's message).
+        """
+        if not isinstance(body, dict) or not (set(body) <= {"name", "state", "seat"}) \
+                or ("name" in body) == ("state" in body):
+            raise Rejected(400, 'a position is {"name": practice position} or {"state": STATE, "seat"?: 0|1}')
+        seat = body.get("seat", 0)
+        if not isinstance(seat, int) or isinstance(seat, bool) or seat not in (0, 1):
+            raise Rejected(400, f"seat must be 0 or 1, got {seat!r:.100}")
+        title = None
+        if "name" in body:
+            name = body["name"]
+            if not isinstance(name, str) or name not in self.positions:
+                raise Rejected(404, f"unknown practice position {str(name)[:64]!r}; "
+                                    f"positions: {', '.join(self.positions)}")
+            state, title = self.positions[name]["state"], self.positions[name]["title"]
+        else:
+            state = body["state"]
+            if not isinstance(state, dict):
+                raise Rejected(422, f"a STATE is a JSON object (API.md), got {type(state).__name__}")
+        try:
+            game = TableGame(self.rules, self.make_opponent, self.agent_name, seat=seat, seed=self.seed,
+                             state=state, title=title)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+            raise Rejected(422, str(e) or type(e).__name__) from None
+        except RecursionError:
+            raise Rejected(422, "the position is nested too deeply") from None
+        return self._add(game)
+
+    def answer(self, sid: str, game: TableGame, frames: list[dict[str, Any]]) -> dict[str, Any]:
+        """A game answer: ``{"session", "view", "frames"}`` (the view taken under the game's lock)."""
+        with game.lock:
+            return {"session": sid, "view": game.view(), "frames": frames}
+
+
+def create_app(table: WebTable) -> Any:
+    """The FastAPI app of ``table``: the page at ``/``, its files at ``/static``, the API at ``/api``.
+
+    Raises:
+        ValueError: fastapi is not installed (the message says what to install).
+    """
+    if _FASTAPI_MISSING is not None:
+        raise ValueError(f"rummy web needs fastapi and uvicorn (pip install 'rummy-env[web]'): {_FASTAPI_MISSING}")
+    app = FastAPI(title="rummy web table", description="play Straight Rummy against the computer")
+    app.state.table = table
+    app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
+
+    def fail(e: Rejected) -> JSONResponse:
+        return JSONResponse({"detail": str(e)}, status_code=e.status)
+
+    async def body_of(request: Request) -> Any:
+        raw = await request.body()
+        if not raw:
+            return None
+        if len(raw) > MAX_BODY_BYTES:
+            raise Rejected(400, f"the body is {len(raw)} bytes; at most {MAX_BODY_BYTES}")
+        try:
+            return json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise Rejected(400, f"the body is not JSON: {e}") from None
+        except (ValueError, RecursionError) as e:
+            raise Rejected(400, f"the body is not usable JSON: {str(e)[:200]}") from None
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
+
+    @app.get("/api/config")
+    def config() -> dict:
+        return table.config()
+
+    @app.post("/api/new")
+    async def new(request: Request) -> JSONResponse:
+        try:
+            return JSONResponse(table.new_match(await body_of(request)))
+        except Rejected as e:
+            return fail(e)
+
+    @app.post("/api/position")
+    async def position(request: Request) -> JSONResponse:
+        try:
+            return JSONResponse(table.load_position(await body_of(request)))
+        except Rejected as e:
+            return fail(e)
+
+    @app.get("/api/game/{sid}")
+    def get_game(sid: str) -> JSONResponse:
+        try:
+            return JSONResponse(table.answer(sid, table.game(sid), []))
+        except Rejected as e:
+            return fail(e)
+
+    @app.post("/api/game/{sid}/move")
+    async def move(sid: str, request: Request) -> JSONResponse:
+        try:
+            g = table.game(sid)
+            body = await body_of(request)
+            frames = g.move(body)
+            return JSONResponse(table.answer(sid, g, frames))
+        except Rejected as e:
+            return fail(e)
+
+    @app.post("/api/game/{sid}/next")
+    def next_hand(sid: str) -> JSONResponse:
+        try:
+            g = table.game(sid)
+            frames = g.next_hand()
+            return JSONResponse(table.answer(sid, g, frames))
+        except Rejected as e:
+            return fail(e)
+
+    return app
+
+
+def make_server(table: WebTable, port: int = DEFAULT_PORT, log_level: str = "info") -> Any:
+    """A ``uvicorn.Server`` (not started) for ``table`` on 127.0.0.1:``port`` (``port`` 0
+    lets the OS choose; read it from ``server.servers[0].sockets`` once ``server.started``).
+
+    Raises:
+        ValueError: a bad port.
+    """
+    try:
+        import uvicorn
+    except ImportError as e:
+        raise ValueError(f"rummy web needs fastapi and uvicorn (pip install 'rummy-env[web]'): {e}") from None
+
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise ValueError(f"port must be an int in 0..65535, got {port!r}")
+    config = uvicorn.Config(create_app(table), host=HOST, port=port, log_level=log_level, workers=1,
+                            access_log=log_level in ("info", "debug", "trace"))
+    return uvicorn.Server(config)
+
+
+# ---------------------------------------------------------------------------- command line
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="P",
+                        help=f"TCP port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
+    parser.add_argument("--agent", default=DEFAULT_AGENT, metavar="NAME",
+                        help=f"the opponent: '{DEFAULT_AGENT}' (default: the shipped policy, exported to ONNX on "
+                             "first use; needs torch and onnx once), or a make_agent name: heuristic, greedy, "
+                             "random, pretrained, search, onnx:DIR, ppo:PATH")
+    parser.add_argument("--rules", default="classic", metavar="RULES",
+                        help="the rules of a new match: a preset name (classic, turnover, deadwood, stalemate, "
+                             "practice) or a JSON object such as '{\"preset\": \"classic\", \"hand_size\": 7}'; "
+                             "heads-up only")
+    parser.add_argument("--seed", type=int, default=None, metavar="S",
+                        help="seeds the deals and the opponent (match k uses S + k); default: random")
+    parser.add_argument("--cache", default=None, metavar="DIR",
+                        help=f"where the exported policy is kept (default {default_cache_dir()})")
+    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``rummy web`` until interrupted; returns 0.
+
+    Raises:
+        ValueError: bad rules, agent, port or cache folder (the CLI prints them).
+    """
+    rules: Any = args.rules
+    if isinstance(rules, str) and rules.lstrip().startswith("{"):
+        try:
+            rules = json.loads(rules)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"--rules is not valid JSON: {e}") from None
+    if args.seed is not None and not 0 <= args.seed < 2**62:
+        raise ValueError(f"--seed must be in 0..2**62-1, got {args.seed}")
+    make_opponent, agent_name = opponent_factory(args.agent, args.cache)
+    table = WebTable(make_opponent, agent_name, rules=rules, seed=args.seed)
+    import socket
+
+    server = make_server(table, args.port, log_level=args.log_level)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, args.port))
+    except OSError as e:
+        sock.close()
+        raise ValueError(f"cannot listen on {HOST}:{args.port} ({e}); choose another --port") from None
+    port = sock.getsockname()[1]
+    print(f"rummy web: the practice table is on http://{HOST}:{port}/ (opponent: {agent_name}); Ctrl-C stops it",
+          file=sys.stderr, flush=True)
+    server.run(sockets=[sock])
+    return 0

@@ -1,0 +1,292 @@
+// The practice table: talks to the JSON API of rummy_env.agents.web (see its docstring).
+// Every move is sent to the server as an action text; the server's answer (or its
+// refusal, with the engine's reason) is shown. No build step: plain ES2017.
+"use strict";
+
+const SUIT = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
+const RANKS = "A23456789TJQK";
+const params = new URLSearchParams(location.search);
+const DELAY = Math.max(0, Number(params.get("delay") ?? 700)); // ms between the computer's moves
+
+let session = null;   // the server's session id
+let view = null;      // the last view shown
+let busy = false;     // a request or the computer's moves are being shown
+const selected = new Set();
+
+const $ = (id) => document.getElementById(id);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function cardLabel(c) { return (c[0] === "T" ? "10" : c[0]) + SUIT[c[1]]; }
+function rankOf(c) { return RANKS.indexOf(c[0]); }
+
+function cardEl(c, tag = "div") {
+  const el = document.createElement(tag);
+  el.className = "card" + (c[1] === "H" || c[1] === "D" ? " red" : "");
+  el.dataset.card = c;
+  el.textContent = cardLabel(c);
+  el.title = c;
+  if (tag === "button") el.type = "button";
+  return el;
+}
+
+function showMessage(text, isError) {
+  const m = $("message");
+  m.textContent = text || "";
+  m.className = isError && text ? "error" : "";
+}
+
+async function api(path, body) {
+  const opts = body === undefined ? { method: "GET" }
+    : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+  const r = await fetch(path, opts);
+  let data = null;
+  try { data = await r.json(); } catch (e) { data = { detail: `the server answered ${r.status} without JSON` }; }
+  if (!r.ok) throw new Error(data && data.detail ? data.detail : `HTTP ${r.status}`);
+  return data;
+}
+
+function legalOf(kind) { return (view && view.legal || []).filter((a) => a.kind === kind); }
+function isLegal(text) { return (view && view.legal || []).some((a) => a.action === text); }
+function myPlay() { return view && view.to_move === "you" && view.phase === "play"; }
+
+// ------------------------------------------------------------------ rendering
+function render(v, frame) {
+  view = v;
+  for (const c of [...selected]) if (!v.hand.includes(c)) selected.delete(c);
+  $("score-you").textContent = v.scores.you;
+  $("score-computer").textContent = v.scores.computer;
+  $("target").textContent = v.target ? `match to ${v.target}` : "one hand";
+  $("title").textContent = v.title ? `Practice: ${v.title}.` : "";
+  $("handinfo").textContent = `Hand ${v.hand_number}, turn ${v.turn}.`;
+  $("opponent-name").textContent = `Opponent: ${v.agent}.`;
+
+  $("opp-count").textContent = v.opponent_hand_size;
+  const opp = $("opp-cards");
+  opp.replaceChildren();
+  for (let i = 0; i < v.opponent_hand_size; i++) { const b = document.createElement("div"); b.className = "card back"; opp.appendChild(b); }
+
+  $("stock-count").textContent = v.stock_size;
+  $("stock").classList.toggle("legal", isLegal("draw stock"));
+  $("stock").classList.toggle("empty", v.stock_size === 0);
+  const up = $("upcard");
+  up.className = "card";
+  up.textContent = "";
+  up.dataset.card = v.upcard || "";
+  if (v.upcard) {
+    up.textContent = cardLabel(v.upcard);
+    if (v.upcard[1] === "H" || v.upcard[1] === "D") up.classList.add("red");
+  } else up.classList.add("empty");
+  up.classList.toggle("legal", isLegal("draw discard"));
+  $("discard-count").textContent = v.discard_size ? `(pile ${v.discard_size})` : "";
+
+  const melds = $("melds");
+  melds.replaceChildren();
+  v.melds.forEach((m, i) => {
+    const d = document.createElement("div");
+    d.className = "meld";
+    d.dataset.index = i;
+    d.title = `a ${m.kind}: select one card of your hand, then click here to lay it off`;
+    for (const c of m.cards) d.appendChild(cardEl(c));
+    d.addEventListener("click", () => onMeldClick(i));
+    melds.appendChild(d);
+  });
+
+  const hand = $("hand");
+  hand.replaceChildren();
+  for (const c of v.hand) {
+    const b = cardEl(c, "button");
+    if (selected.has(c)) b.classList.add("selected");
+    b.addEventListener("click", () => onCardClick(c));
+    b.addEventListener("dblclick", () => send(`discard ${c}`));
+    hand.appendChild(b);
+  }
+  $("hand-count").textContent = `(${v.hand.length} card${v.hand.length === 1 ? "" : "s"})`;
+  markTargets();
+
+  const st = $("status");
+  if (v.hand_over) st.textContent = "The hand is over.";
+  else if (v.to_move === "computer") st.textContent = frame && frame.who === "computer" ? `Computer: ${frame.action}` : "The computer is thinking\u2026";
+  else if (v.phase === "draw") st.textContent = "Your turn: draw from the stock or take the upcard.";
+  else {
+    let t = "Meld, lay off, or discard one card to end your turn.";
+    if (v.drawn_from_discard) t += ` (You took ${cardLabel(v.drawn_from_discard)} from the discard pile: you may not discard it this turn.)`;
+    st.textContent = t;
+  }
+
+  const log = $("log");
+  log.replaceChildren();
+  for (const e of v.log.slice(-14)) {
+    const li = document.createElement("li");
+    li.className = e.who;
+    li.textContent = `${e.who === "you" ? "You" : "Computer"}: ${e.action}`;
+    log.appendChild(li);
+  }
+  log.scrollTop = log.scrollHeight;
+
+  const legal = $("legal");
+  legal.replaceChildren();
+  for (const a of v.legal) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = a.action;
+    b.dataset.action = a.action;
+    b.addEventListener("click", () => send(a.action));
+    legal.appendChild(b);
+  }
+  if (!v.legal.length) legal.textContent = v.hand_over ? "none: the hand is over" : "none: wait for the computer";
+
+  const res = $("result");
+  res.hidden = !v.hand_over;
+  if (v.hand_over) {
+    $("result-text").textContent = resultText(v);
+    $("next-btn").hidden = v.match_over;
+  }
+  updateButtons();
+}
+
+function resultText(v) {
+  const r = v.result;
+  let t;
+  if (r.outcome === "out") {
+    const who = r.winner === "you" ? "You went out" : "The computer went out";
+    const pts = r.points[r.winner];
+    t = `${who}${r.rummy ? " (rummy!)" : ""}: ${r.winner === "you" ? "you score" : "it scores"} ${pts} point${pts === 1 ? "" : "s"}.`;
+  } else if (r.winner) {
+    t = `The stock ran out (${r.outcome}): ${r.winner === "you" ? "you score" : "the computer scores"} ${r.points[r.winner]} points.`;
+  } else t = `The hand ends without points (${r.outcome}).`;
+  t += ` Score: you ${v.scores.you}, computer ${v.scores.computer}.`;
+  if (v.match_over) {
+    const w = v.match_winners;
+    t += w.length > 1 ? " The match is drawn." : w[0] === "you" ? " You win the match!" : " The computer wins the match.";
+  }
+  return t;
+}
+
+function markTargets() {
+  const one = selected.size === 1 ? [...selected][0] : null;
+  const targets = new Set(legalOf("layoff").filter((a) => a.cards[0] === one).map((a) => a.meld));
+  document.querySelectorAll("#melds .meld").forEach((d) => d.classList.toggle("target", targets.has(Number(d.dataset.index))));
+  document.querySelectorAll("#hand .card").forEach((b) => b.classList.toggle("selected", selected.has(b.dataset.card)));
+}
+
+function updateButtons() {
+  const mine = view && view.to_move === "you" && !busy;
+  $("meld-btn").disabled = !mine || selected.size < 3;
+  $("discard-btn").disabled = !mine || selected.size !== 1;
+  $("clear-btn").disabled = selected.size === 0;
+  $("next-btn").disabled = busy;
+  markTargets();
+}
+
+// ------------------------------------------------------------------ actions
+async function show(answer) {
+  session = answer.session;
+  const frames = answer.frames;
+  for (let i = 0; i < frames.length; i++) {
+    render(frames[i].view, frames[i]);
+    if (i < frames.length - 1) await sleep(DELAY);  // the moves one at a time
+  }
+  busy = false;  // the person may act as soon as the final table is shown
+  render(answer.view);
+}
+
+async function request(fn) {
+  if (busy) { showMessage("Wait: the computer is still playing.", true); return; }
+  busy = true;
+  updateButtons();
+  try {
+    const answer = await fn();
+    showMessage("");
+    await show(answer);
+  } catch (e) {
+    showMessage(e.message, true);
+  } finally {
+    busy = false;
+    updateButtons();
+  }
+}
+
+function send(action) {
+  if (!session) { showMessage("Start a match first.", true); return; }
+  return request(async () => {
+    const a = await api(`/api/game/${encodeURIComponent(session)}/move`, { action });
+    selected.clear();
+    return a;
+  });
+}
+
+function onCardClick(c) {
+  if (selected.has(c)) selected.delete(c); else selected.add(c);
+  showMessage("");
+  updateButtons();
+}
+
+function onMeldClick(i) {
+  if (selected.size !== 1) {
+    showMessage("To lay off, select exactly one card of your hand, then click the meld it should go on.", true);
+    return;
+  }
+  const c = [...selected][0];
+  const fit = legalOf("layoff").filter((a) => a.cards[0] === c && a.meld === i);
+  if (fit.length) return send(fit[0].action);
+  // not a legal lay-off: ask anyway, so the engine says why
+  const m = view.melds[i];
+  let end = "set";
+  if (m.kind === "run") end = rankOf(c) < rankOf(m.cards[0]) ? "low" : "high";
+  return send(`layoff ${c} ${end}`);
+}
+
+function startMatch() {
+  const preset = $("preset").value || undefined;
+  return request(() => api("/api/new", preset ? { rules: preset } : {}));
+}
+
+function loadPosition(body) {
+  selected.clear();
+  return request(() => api("/api/position", body));
+}
+
+$("stock").addEventListener("click", () => send("draw stock"));
+$("upcard").addEventListener("click", () => send("draw discard"));
+$("meld-btn").addEventListener("click", () => send("meld " + [...selected].join(" ")));
+$("discard-btn").addEventListener("click", () => {
+  if (selected.size !== 1) { showMessage("Select exactly one card to discard.", true); return; }
+  return send(`discard ${[...selected][0]}`);
+});
+$("clear-btn").addEventListener("click", () => { selected.clear(); updateButtons(); });
+$("new-btn").addEventListener("click", startMatch);
+$("next-btn").addEventListener("click", () => request(() => api(`/api/game/${encodeURIComponent(session)}/next`, {})));
+$("load-state-btn").addEventListener("click", () => {
+  let obj;
+  try { obj = JSON.parse($("state-text").value); } catch (e) { showMessage(`That is not JSON: ${e.message}`, true); return; }
+  // a practice-position file ({"title", "teaches", "state"}) or a bare STATE
+  const state = obj && typeof obj === "object" && "state" in obj && !("hands" in obj) ? obj.state : obj;
+  return loadPosition({ state });
+});
+
+async function init() {
+  try {
+    const cfg = await api("/api/config");
+    const sel = $("preset");
+    const def = typeof cfg.rules === "string" ? cfg.rules : null;
+    if (!def) { const o = document.createElement("option"); o.value = ""; o.textContent = "server default"; sel.appendChild(o); }
+    for (const p of cfg.presets) {
+      const o = document.createElement("option");
+      o.value = p; o.textContent = p; if (p === def) o.selected = true;
+      sel.appendChild(o);
+    }
+    const ul = $("positions");
+    for (const p of cfg.positions) {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button"; b.textContent = p.title; b.dataset.name = p.name;
+      b.addEventListener("click", () => loadPosition({ name: p.name }));
+      li.appendChild(b);
+      li.appendChild(document.createTextNode(" " + p.teaches));
+      ul.appendChild(li);
+    }
+  } catch (e) { showMessage(e.message, true); return; }
+  await startMatch();
+  document.body.dataset.ready = "1";
+}
+init();
