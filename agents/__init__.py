@@ -22,7 +22,7 @@ from typing import Any
 from .scripted import GreedyAgent, HeuristicAgent, RandomAgent
 from .view import PlayerView
 
-AGENT_NAMES = ("random", "greedy", "heuristic", "search", "search:OPTIONS", "pretrained", "ppo:PATH", "onnx:DIR")
+AGENT_NAMES = ("random", "greedy", "heuristic", "pretrained", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS")
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
 
 _SCRIPTED = {"random": RandomAgent, "greedy": GreedyAgent, "heuristic": HeuristicAgent}
