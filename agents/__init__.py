@@ -10,7 +10,7 @@
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
-| ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,depth=D,halving=H`` |
+| ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I`` |
 
 Every agent has ``act(observation, action_mask) -> int`` and ``seed(seed)``.
 """
@@ -39,10 +39,13 @@ def make_agent(name: str, seed: int | None = None) -> Any:
         name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"search"``,
             ``"search:OPTIONS"``, ``"pretrained"``, ``"ppo:PATH"`` or ``"onnx:DIR"``.
             ``OPTIONS`` of the search: ``N`` (determinizations per candidate,
-            >= 1, default 24) or ``samples=N,depth=D,halving=H`` in any subset
-            (``depth`` >= 0 turns per rollout before a deadwood evaluation, 0 =
-            to the end of the hand, the default; ``halving`` 1 (default) prunes
-            candidates by successive halving, 0 gives each every sample).
+            >= 1, default 32) or ``samples=N,margin=M,depth=D,halving=H,
+            policy=P,infer=I`` in any subset (``margin`` >= 0, default 2: standard
+            errors by which a candidate must beat the heuristic's choice;
+            ``depth`` >= 0 turns per rollout before a deadwood evaluation, 0 = to
+            the end of the hand, the default; ``halving`` 1 (default) or 0;
+            ``policy`` ``greedy`` (default) or ``heuristic``; ``infer`` >= 1,
+            default 1). See docs/search.md.
         seed: seeds the agent (scripted agents are deterministic given it).
 
     Returns:

@@ -16,7 +16,10 @@ At a decision that matters (the draw: stock or upcard; the discard) the agent
    of the hand or for ``depth`` turns followed by a deadwood evaluation;
 4. picks the candidate with the best mean hand points for its seat (the engine's
    zero-sum payoffs, RULES.md §5-§6); candidates are pruned by successive halving
-   (the worse half dropped after each round of samples).
+   (the worse half dropped after each round of samples). The heuristic's choice is
+   the prior: another candidate replaces it only when its mean advantage on the same
+   samples exceeds ``margin`` standard errors (docs/search.md: plain PIMC, ``margin=0``,
+   loses to ``heuristic``).
 
 Everything else is answered at once, without search: a single legal action, and
 the melds and lay-offs of the play phase, which follow ``HeuristicAgent`` (meld the
@@ -445,6 +448,10 @@ class SearchAgent:
         depth: turns each rollout plays before a deadwood evaluation; 0 plays the hand out.
         halving: prune candidates by successive halving (1) or give every candidate
             every sample (0).
+        margin: standard errors (>= 0) by which a candidate's paired mean advantage
+            must beat the heuristic's choice to replace it.
+        policy: rollout policy, ``"greedy"`` (bit-mask, fast) or ``"heuristic"``.
+        infer: draws per determinization (>= 1; see ``determinize``).
 
     ``act(observation, action_mask) -> int`` reads only those two arrays.
 
