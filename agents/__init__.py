@@ -10,6 +10,7 @@
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
+| ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I`` |
 
 Every agent has ``act(observation, action_mask) -> int`` and ``seed(seed)``.
 """
@@ -23,7 +24,7 @@ from rummy_env.observation import PlayerView, RandomAgent
 from .scripted import GreedyAgent, HeuristicAgent
 
 BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
-AGENT_NAMES = (*BASELINES, "pretrained", "ppo:PATH", "onnx:DIR")
+AGENT_NAMES = (*BASELINES, "pretrained", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS")
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
 
 _SCRIPTED = dict(zip(BASELINES, (RandomAgent, GreedyAgent, HeuristicAgent)))
@@ -37,15 +38,24 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     """Build an agent by name (see the module table).
 
     Args:
-        name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"pretrained"``,
-            ``"ppo:PATH"`` or ``"onnx:DIR"``.
+        name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"search"``,
+            ``"search:OPTIONS"``, ``"pretrained"``, ``"ppo:PATH"`` or ``"onnx:DIR"``.
+            ``OPTIONS`` of the search: ``N`` (determinizations per candidate,
+            >= 1, default 32) or ``samples=N,margin=M,depth=D,halving=H,
+            policy=P,infer=I`` in any subset (``margin`` >= 0, default 2: standard
+            errors by which a candidate must beat the heuristic's choice;
+            ``depth`` >= 0 turns per rollout before a deadwood evaluation, 0 = to
+            the end of the hand, the default; ``halving`` 1 (default) or 0;
+            ``policy`` ``greedy`` (default) or ``heuristic``; ``infer`` >= 1,
+            default 1). See docs/search.md.
         seed: seeds the agent (scripted agents are deterministic given it).
 
     Returns:
         an object with ``act(observation, action_mask) -> int`` and ``seed(seed)``.
 
     Raises:
-        ValueError: an unknown name (the message lists the allowed ones), or a
+        ValueError: an unknown name (the message lists the allowed ones), a bad
+            search option (the message names it and its allowed values), or a
             missing or corrupt policy file (the message names it).
     """
     if not isinstance(name, str) or not name.strip():
@@ -54,6 +64,10 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     low = key.lower()
     if low in _SCRIPTED:
         return _SCRIPTED[low](seed)
+    if low == "search" or low.startswith("search:"):
+        from .search import make_search_agent
+
+        return make_search_agent(key[7:], seed)
     if low == "pretrained":
         if not os.path.isfile(PRETRAINED_PATH):
             raise ValueError(f"agent 'pretrained': the shipped policy {PRETRAINED_PATH} is missing; "

@@ -1,0 +1,633 @@
+"""``SearchAgent``: a determinized Monte Carlo search (PIMC) on the observation alone.
+
+At a decision that matters (the draw: stock or upcard; the discard) the agent
+
+1. decodes its observation (``PlayerView``) and rebuilds what its seat knows: its own
+   hand, the melds on the table (from the table cards and the lay-off planes), the
+   discard pile, the cards each opponent is known to hold (taken from the discard
+   pile and not played), every hand size and the stock size;
+2. samples ``samples`` *determinizations*: full engine positions
+   (``rummy_env.engine.GameState``) in which the unseen cards (neither in its hand, on
+   the table, in the discard pile nor known to be held) are dealt uniformly at random
+   to the opponents' unknown hand cards and to the stock (``determinize``);
+3. plays every candidate action out in every sample (common random numbers: the
+   same samples, and the same rollout seed per sample, for every candidate) with the
+   engine and a fast bit-mask rollout policy for every seat (``rollout``), to the end
+   of the hand or for ``depth`` turns followed by a deadwood evaluation;
+4. picks the candidate with the best mean hand points for its seat (the engine's
+   zero-sum payoffs, RULES.md §5-§6); candidates are pruned by successive halving
+   (the worse half dropped after each round of samples). The heuristic's choice is
+   the prior: another candidate replaces it only when its mean advantage on the same
+   samples exceeds ``margin`` standard errors (docs/search.md: plain PIMC, ``margin=0``,
+   loses to ``heuristic``).
+
+Everything else is answered at once, without search: a single legal action, and
+the melds and lay-offs of the play phase, which follow ``HeuristicAgent`` (meld the
+best partition early, lay off, hold back for going rummy when it is one draw away).
+The discard candidates are the cards the heuristic would consider (deadwood that
+no meld or lay-off uses; all discardable cards when there is none).
+
+The agent never reads the env or a position it was not given: its samples are its
+own, built from the observation, and the rollout policy plays on those samples.
+
+Seats in a sample are relative: seat 0 is the observer, seat ``k`` the seat ``k``
+places after it in turn order (``oppk`` in the observation layout).
+
+Approximations (what the observation does not say): the order of the discard pile
+under the upcard (sorted by card number; it matters only for ``recycle="turn_over"``)
+and ``max_turns`` (the default 300; the turn count is read as ``turn_frac * 300``).
+"""
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+# every engine import in one place (PlayerView / STATE JSON may move between modules)
+from rummy_env import engine
+from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
+from rummy_env.cards import RANK_MASKS, cards_of, mask_points
+from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
+from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, melds_in
+from rummy_env.melds import accepts_after as _table_after
+from rummy_env.observation import PlayerView
+from rummy_env.rules import Rules, default_hand_size
+
+from .scripted import HeuristicAgent, best_partition, layoff_closure, partial_mask
+
+FULL = (1 << 52) - 1
+DEFAULT_SAMPLES = 32
+DEFAULT_DEPTH = 0
+DEFAULT_MARGIN = 2.0
+DEFAULT_POLICY = "greedy"
+POLICIES = ("heuristic", "greedy")
+OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base")
+BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}}
+"""The scripted agent whose moves the search keeps unless a candidate beats them
+(``base``): the baseline heuristic, or the holding heuristic that keeps its melds in
+hand until it can go out in one turn (the training's teacher)."""
+DEFAULT_BASE = "heuristic"
+_POINTS = {ap: tuple(mask_points(1 << c, ap) for c in range(52)) for ap in (1, 11)}
+
+
+class SampleError(ValueError):
+    """The observation is not one a legal position can give (its card counts disagree)."""
+
+
+# ----------------------------------------------------------------- rules and table from the view
+
+@lru_cache(maxsize=64)
+def _rules(key: tuple) -> Rules:
+    (n, dealt, aces, ap, layoffs, must, mult, no_disc, penalty, turn_over, mr, on_req, lowest, target) = key
+    return Rules(
+        num_players=n, hand_size=None if dealt == default_hand_size(n) else dealt, aces=aces, ace_points=ap,
+        layoffs=layoffs, must_discard_to_go_out=must, rummy_multiplier=mult, rummy_needs_no_discard=no_disc,
+        scoring="penalty" if penalty else "winner_takes", recycle="turn_over" if turn_over else "shuffle",
+        max_recycles=mr, dry_trigger="on_request" if on_req else "on_empty",
+        dry_hand="lowest_deadwood" if lowest else "void", target=target,
+    )
+
+
+def rules_of_view(v: PlayerView) -> Rules:
+    """The ``Rules`` the observation states (RULES.md §8; ``max_turns`` is not in the
+    observation and is taken as its default, 300)."""
+    t = int(round(v.target))
+    return _rules((v.n, v.cards_dealt, v.aces, v.ace_points, v.layoffs, v.must_discard, v.rummy_multiplier,
+                   v.rummy_needs_no_discard, v.penalty, v.turn_over, v.max_recycles, v.on_request,
+                   v.lowest_deadwood, t if t > 0 else None))
+
+
+def _meld(mid: int) -> Meld:
+    return Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid])
+
+
+@lru_cache(maxsize=4096)
+def table_melds(table: int, acc: tuple[int, int, int], aces: str) -> tuple[int, ...]:
+    """Catalogue ids of melds that exactly cover the table cards ``table`` and whose
+    lay-off masks (``engine._compute_accept``: set, run low end, run high end) are
+    ``acc`` (RULES.md §3: melds are never split, so the table is some such cover).
+
+    When several covers fit, the first found is returned (they take the same cards
+    now); when none fits the accept masks (cannot happen for an observation of a
+    legal position), a cover with the fewest melds is returned.
+
+    Raises:
+        SampleError: no cover of ``table`` by legal melds exists.
+    """
+    best: list[tuple[int, ...]] = []
+
+    def rec(rest: int, chosen: tuple[int, ...]) -> bool:
+        if not rest:
+            if engine._compute_accept([_meld(m) for m in chosen], aces) == acc:
+                best[:] = [chosen]
+                return True
+            if not best:
+                best.append(chosen)
+            return False
+        low = rest & -rest
+        for m in melds_in(rest, aces):
+            if MELD_MASK[m] & low and rec(rest & ~MELD_MASK[m], chosen + (m,)):
+                return True
+        return False
+
+    rec(table, ())
+    if not best:
+        raise SampleError("the table cards cannot be split into melds")
+    return best[0]
+
+
+# ----------------------------------------------------------------- determinization
+
+class Knowledge:
+    """What the observing seat knows, decoded once per decision (card sets are 52-bit masks).
+
+    Attributes:
+        view: the ``PlayerView``. rules: ``Rules`` from the observation.
+        discard: the discard pile bottom first (the cards under the upcard in card
+            order, then the upcard). melds: catalogue ids of the table's melds.
+        unseen: list of the card numbers nobody has shown (neither in the seat's hand,
+            on the table, in the discard pile nor known to be held by an opponent).
+        hidden: per seat (0 = the observer, with 0), how many of its cards are unseen.
+        hand_sizes: per seat, cards in hand.
+
+    Raises:
+        SampleError: the card counts of the observation do not add up (the unseen cards
+            are not exactly the opponents' unknown cards plus the stock).
+    """
+
+    __slots__ = ("view", "rules", "discard", "melds", "unseen", "hidden", "hand_sizes", "known", "turn",
+                 "melded_this_turn")
+
+    def __init__(self, v: PlayerView) -> None:
+        self.view = v
+        self.rules = rules_of_view(v)
+        n = v.n
+        up = (1 << v.upcard) if v.upcard >= 0 else 0
+        self.discard = cards_of(v.discard_below) + ([v.upcard] if v.upcard >= 0 else [])
+        self.melds = table_melds(v.table, (v.acc_set, v.acc_low, v.acc_high), v.aces) if v.table else ()
+        known = [0] + list(v.opp_known)
+        seen = v.hand | v.table | v.discard_below | up
+        for k in known:
+            seen |= k
+        self.unseen = cards_of(FULL & ~seen)
+        self.hand_sizes = [v.hand.bit_count()] + list(v.opp_hand_size)
+        self.hidden = [0] + [v.opp_hand_size[q] - v.opp_known[q].bit_count() for q in range(n - 1)]
+        self.known = known
+        if min(self.hidden) < 0 or sum(self.hidden) + v.stock_size != len(self.unseen):
+            raise SampleError(
+                f"the observation's card counts disagree: {len(self.unseen)} unseen cards, but the opponents "
+                f"hide {self.hidden[1:]} and the stock holds {v.stock_size}")
+        self.turn = int(round(v.turn_frac * self.rules.max_turns))
+        dealt = v.cards_dealt
+        # a seat that melded nothing before this turn holds dealt + 1 after its draw,
+        # fewer if it melded or laid off this turn (RULES.md §3)
+        self.melded_this_turn = (v.phase == PLAY and not v.has_melded and self.hand_sizes[0] != dealt + 1)
+
+
+def determinize(k: Knowledge, rng: random.Random, infer: int = 1) -> GameState:
+    """One full engine position consistent with what the seat knows.
+
+    The unseen cards are shuffled with ``rng`` and dealt to each opponent's unknown
+    hand cards (after its known cards) and then to the stock; everything public is
+    copied from the observation. Seat 0 is the observer and is to move.
+
+    With ``infer`` > 1, opponents are taken to keep their cards in partial melds and
+    to throw loose high cards (as the scripted agents do): ``infer`` deals are drawn
+    and the one whose opponents (those that have discarded this hand) hold the fewest
+    points outside any partial meld is kept. Every deal is consistent with the
+    observation either way; ``infer`` = 1 is the uniform draw.
+
+    Returns:
+        a ``GameState`` (52 cards, each once) whose observation for seat 0 has the
+        same cards, table, discard pile, hand sizes and stock size.
+    """
+    v = k.view
+    rules = k.rules
+    n = v.n
+    cards = list(k.unseen)
+    aces, ap = rules.aces, rules.ace_points
+    pts = _POINTS[ap]
+    best_key = None
+    hands: list[int] = []
+    stock: list[int] = []
+    for _ in range(max(1, infer)):
+        rng.shuffle(cards)
+        hs = [v.hand] + [0] * (n - 1)
+        i = 0
+        key = 0
+        for q in range(1, n):
+            h = k.known[q]
+            for c in cards[i:i + k.hidden[q]]:
+                h |= 1 << c
+            i += k.hidden[q]
+            hs[q] = h
+            if infer > 1 and v.opp_discards[q - 1]:
+                loose = h & ~partial_mask(h, aces)
+                key += sum(pts[c] for c in cards_of(loose))
+        if best_key is None or key < best_key:
+            best_key, hands, stock = key, hs, cards[i:]
+    s = GameState.__new__(GameState)
+    s.rules = rules
+    s.hands = hands
+    s.stock = list(stock)
+    s.discard = list(k.discard)
+    s.melds = [_meld(m) for m in k.melds]
+    s.accept = (v.acc_set, v.acc_low, v.acc_high)
+    s.current = 0
+    s.phase = v.phase
+    s.drawn_from_discard = v.drawn
+    s.has_melded = [v.has_melded] + list(v.opp_has_melded)
+    s.melded_this_turn = k.melded_this_turn
+    s.recycles = v.recycles
+    s.turn = k.turn
+    s.scores = [int(round(v.score))] + [int(round(x)) for x in v.opp_score]
+    s.dealer = n - 1
+    s.hand_number = 0
+    s.known = list(k.known)
+    s.discards_by = [0] + list(v.opp_discards)
+    s.hand_over = False
+    s.result = None
+    s.match_over = False
+    s.match_winners = None
+    s.payoffs = [0] * n
+    s.rng = random.Random(rng.getrandbits(64))
+    s._legal = None
+    return s
+
+
+# ----------------------------------------------------------------- the rollout policy
+
+def _fast_apply(s: GameState, a: int) -> None:
+    """``engine.apply`` of an action the rollout policy knows to be legal (a draw that
+    the position allows, or a discard of a held card other than the one taken from
+    the discard pile): the engine's own transition, without recomputing the legal
+    list (``rollout(check=True)`` verifies that claim against ``legal_actions``)."""
+    s._legal = (a,)
+    engine.apply(s, a)
+
+
+def _upcard_useful(hand: int, up: int, s: GameState, aces: str, ap: int) -> bool:
+    ub = 1 << up
+    h2 = hand | ub
+    _, ids = best_partition(h2, aces, ap)
+    pm = 0
+    for m in ids:
+        pm |= MELD_MASK[m]
+    if pm & ub:
+        return True
+    if not s.rules.layoffs:
+        return False
+    a, lo, hi = _table_after(ids, *s.accept, aces)
+    return bool(layoff_closure(h2 & ~pm, a, lo, hi, aces) & ub)
+
+
+def _checked(s: GameState, a: int, check: bool) -> None:
+    if check:
+        s._legal = None
+        assert a in engine.legal_actions(s), f"rollout chose illegal {engine.action_text(a)}"
+        engine.apply(s, a)
+    else:
+        _fast_apply(s, a)
+
+
+def rollout_turn(s: GameState, check: bool = False) -> None:
+    """Play one decision sequence of the seat to move with the rollout policy: the draw
+    (the upcard when it joins a meld of the best partition or can be laid off, RULES.md
+    §3), or the whole play phase (meld the best partition, lay off every card the table
+    takes, discard the highest-value card outside any partial meld; going out when the
+    hand empties, §5).
+
+    With ``check`` every action is verified against ``engine.legal_actions`` first."""
+    rules = s.rules
+    aces, ap = rules.aces, rules.ace_points
+    p = s.current
+    if s.phase == DRAW:
+        stock_ok = bool(s.stock) or rules.dry_trigger == "on_request"
+        if s.discard and (not stock_ok or _upcard_useful(s.hands[p], s.discard[-1], s, aces, ap)):
+            _checked(s, DRAW_DISCARD, check)
+        else:
+            _checked(s, DRAW_STOCK, check)
+        return
+    hand = s.hands[p]
+    _, ids = best_partition(hand, aces, ap)
+    for m in ids:  # meld early (the checked engine path: melds are few)
+        try:
+            engine.apply(s, MELD_BASE + m)
+        except IllegalActionError:
+            break
+        if s.hand_over:
+            return
+    if rules.layoffs:
+        while True:
+            hand = s.hands[p]
+            acc = s.accept
+            x = hand & (acc[0] | acc[1] | acc[2])
+            if not x:
+                break
+            c = (x & -x).bit_length() - 1
+            end = 0 if acc[0] >> c & 1 else 1 if acc[1] >> c & 1 else 2
+            try:
+                engine.apply(s, LAYOFF_BASE + 3 * c + end)
+            except IllegalActionError:
+                break
+            if s.hand_over:
+                return
+    hand = s.hands[p]
+    f = s.drawn_from_discard
+    cand = hand & ~(1 << f) if f >= 0 else hand
+    if not cand:  # only the card taken from the discard pile is left: the engine knows its way out
+        s._legal = None
+        engine.apply(s, engine.legal_actions(s)[0])
+        return
+    cand = cand & ~partial_mask(hand, aces) or cand
+    pts = _POINTS[ap]
+    best, bk = -1, (-1, -1)
+    while cand:
+        low = cand & -cand
+        c = low.bit_length() - 1
+        cand ^= low
+        key = (pts[c], c % 13)
+        if key >= bk:
+            best, bk = c, key
+    _checked(s, DISCARD_BASE + best, check)
+
+
+class _SeatView:
+    """The attributes of ``PlayerView`` that ``HeuristicAgent`` reads, filled from a
+    sampled position for its seat to move (the seat's own information only: its hand,
+    the public table and discard pile, the other seats' known cards and hand sizes)."""
+
+    __slots__ = ("hand", "upcard", "discard_below", "drawn", "table", "acc_set", "acc_low", "acc_high", "acc",
+                 "opp_known_all", "opp_hand_size", "has_melded", "stock_size", "aces", "ace_points", "layoffs",
+                 "must_discard", "rummy_multiplier", "rummy_needs_no_discard", "legal", "discardable",
+                 "meld_actions", "layoff_actions")
+
+    def __init__(self, s: GameState) -> None:
+        r = s.rules
+        p = s.current
+        self.hand = s.hands[p]
+        self.upcard = s.discard[-1] if s.discard else -1
+        below = 0
+        for c in s.discard:
+            below |= 1 << c
+        self.discard_below = below & ~(1 << self.upcard) if self.upcard >= 0 else below
+        self.drawn = s.drawn_from_discard
+        t = 0
+        for m in s.melds:
+            t |= m.mask
+        self.table = t
+        self.acc_set, self.acc_low, self.acc_high = s.accept
+        self.acc = s.accept[0] | s.accept[1] | s.accept[2]
+        kn = 0
+        for q, k in enumerate(s.known):
+            if q != p:
+                kn |= k
+        self.opp_known_all = kn
+        self.opp_hand_size = [h.bit_count() for q, h in enumerate(s.hands) if q != p]
+        self.has_melded = s.has_melded[p]
+        self.stock_size = len(s.stock)
+        self.aces, self.ace_points, self.layoffs = r.aces, r.ace_points, r.layoffs
+        self.must_discard, self.rummy_multiplier = r.must_discard_to_go_out, r.rummy_multiplier
+        self.rummy_needs_no_discard = r.rummy_needs_no_discard
+        if s.phase == PLAY:
+            legal = engine.legal_actions(s)
+            self.legal = legal
+            d = self.hand & ~(1 << self.drawn) if self.drawn >= 0 else self.hand
+            self.discardable = d
+            self.meld_actions = [a for a in legal if MELD_BASE <= a < LAYOFF_BASE]
+            self.layoff_actions = [a for a in legal if a >= LAYOFF_BASE]
+
+
+_ROLLOUT_HEUR = HeuristicAgent(0)
+
+
+def heuristic_turn(s: GameState, check: bool = False) -> None:
+    """One decision of the seat to move by ``HeuristicAgent``'s rules, read from the
+    sampled position (its seat's information only; no observation is encoded)."""
+    v = _SeatView(s)
+    if s.phase == DRAW:
+        stock_ok = bool(s.stock) or s.rules.dry_trigger == "on_request"
+        a = DRAW_DISCARD if s.discard and (not stock_ok or _ROLLOUT_HEUR._take_upcard(v)) else DRAW_STOCK
+        _checked(s, a, check)
+        return
+    a = _ROLLOUT_HEUR._play(v)
+    if check:
+        assert a in engine.legal_actions(s)
+    engine.apply(s, a) if a >= MELD_BASE else _fast_apply(s, a)
+
+
+def leaf_value(s: GameState, seat: int) -> float:
+    """A truncated rollout's value for ``seat``: the mean over the other seats of
+    (their deadwood - the seat's), deadwood after the best meld partition (RULES.md §1, §5)."""
+    rules = s.rules
+    aces, ap = rules.aces, rules.ace_points
+    dw = [mask_points(h, ap) - best_partition(h, aces, ap)[0] for h in s.hands]
+    n = len(dw)
+    return sum(dw[q] - dw[seat] for q in range(n) if q != seat) / (n - 1)
+
+
+def rollout(s: GameState, seat: int = 0, depth: int = 0, check: bool = False, policy: str = "greedy") -> float:
+    """Play ``s`` on with the rollout policy (every seat) and return ``seat``'s payoff.
+
+    ``depth`` > 0 stops after that many more completed turns and returns
+    ``leaf_value``; 0 plays to the end of the hand (RULES.md §5-§6).
+    ``s`` is changed in place."""
+    stop = s.turn + depth if depth else None
+    turn = heuristic_turn if policy == "heuristic" else rollout_turn
+    while not s.hand_over:
+        if stop is not None and s.turn >= stop and s.phase == DRAW:
+            return leaf_value(s, seat)
+        turn(s, check)
+    return float(s.payoffs[seat])
+
+
+# ----------------------------------------------------------------- the agent
+
+class SearchAgent:
+    """Determinized Monte Carlo search over the draw and the discard (see the module).
+
+    Args:
+        seed: seeds the sampling (the agent is deterministic given it).
+        samples: determinizations per candidate at full budget (>= 1).
+        depth: turns each rollout plays before a deadwood evaluation; 0 plays the hand out.
+        halving: prune candidates by successive halving (1) or give every candidate
+            every sample (0).
+        margin: standard errors (>= 0) by which a candidate's paired mean advantage
+            must beat the heuristic's choice to replace it.
+        policy: rollout policy, ``"greedy"`` (bit-mask, fast) or ``"heuristic"``.
+        infer: draws per determinization (>= 1; see ``determinize``).
+        base: the agent whose choices the search keeps unless beaten, and that plays
+            the melds and lay-offs: ``"heuristic"`` or ``"holding"`` (``BASES``).
+
+    ``act(observation, action_mask) -> int`` reads only those two arrays.
+
+    Raises:
+        ValueError: a budget option out of range (the message names it and the allowed values).
+    """
+
+    name = "search"
+
+    def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, depth: int = DEFAULT_DEPTH,
+                 halving: int = 1, margin: float = DEFAULT_MARGIN, policy: str = DEFAULT_POLICY,
+                 infer: int = 1, base: str = DEFAULT_BASE) -> None:
+        for nm, val, lo in (("samples", samples, 1), ("depth", depth, 0), ("halving", halving, 0),
+                            ("infer", infer, 1)):
+            if isinstance(val, bool) or not isinstance(val, int) or val < lo or (nm == "halving" and val > 1):
+                allowed = "0 or 1" if nm == "halving" else f"an int >= {lo}"
+                raise ValueError(f"search option {nm} must be {allowed}, got {val!r}")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < float("inf"):
+            raise ValueError(f"search option margin must be a finite number >= 0, got {margin!r}")
+        if policy not in POLICIES:
+            raise ValueError(f"search option policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        if base not in BASES:
+            raise ValueError(f"search option base must be one of {', '.join(BASES)}, got {base!r}")
+        self.base = base
+        self.samples, self.depth, self.halving, self.margin = samples, depth, halving, float(margin)
+        self.policy = policy
+        self.infer = infer
+        self._heur = HeuristicAgent(seed, **BASES[base])
+        self._rng = random.Random(seed)
+        self.last_values: dict[int, float] = {}
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reseed the sampling (``None``: fresh entropy)."""
+        self._rng = random.Random(seed)
+        self._heur.seed(seed)
+
+    # -- the decision
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The chosen legal action id.
+
+        Args:
+            observation: float32 ``(obs_size(n),)``; action_mask: int8 ``(579,)``, 1 = legal.
+
+        Raises:
+            ValueError: bad shapes, or no action is legal (the seat is not to move).
+        """
+        v = PlayerView(observation, action_mask)
+        legal = v.legal
+        self.last_values = {}
+        if not legal:
+            raise ValueError("no legal action in the mask: this seat is not to move")
+        if len(legal) == 1:
+            return legal[0]
+        if v.phase == DRAW:
+            cands = [DRAW_STOCK, DRAW_DISCARD]
+            prior = DRAW_DISCARD if self._heur._take_upcard(v) else DRAW_STOCK
+        else:
+            prior = self._heur._play(v)
+            if prior >= MELD_BASE:  # melds and lay-offs follow the heuristic
+                return prior
+            cands = self.discard_candidates(v)
+            if prior not in cands:
+                cands.append(prior)
+            if len(cands) == 1:
+                return cands[0]
+        return self.search(v, cands, prior)
+
+    def discard_candidates(self, v: PlayerView) -> list[int]:
+        """Discard ids worth searching: the discardable cards that the best meld partition
+        and the lay-offs leave as deadwood (all discardable cards when none is)."""
+        _, ids = best_partition(v.hand, v.aces, v.ace_points)
+        pm = 0
+        for m in ids:
+            pm |= MELD_MASK[m]
+        dead = v.hand & ~pm
+        if v.layoffs:
+            s, lo, hi = _table_after(ids, v.acc_set, v.acc_low, v.acc_high, v.aces)
+            dead &= ~layoff_closure(dead, s, lo, hi, v.aces)
+        cand = v.discardable & dead or v.discardable
+        return [DISCARD_BASE + c for c in cards_of(cand)]
+
+    def search(self, v: PlayerView, cands: list[int], prior: int | None = None) -> int:
+        """Mean payoff of each candidate over shared determinizations; the best one.
+
+        Successive halving (``halving=1``): rounds of samples, the worse half of the
+        candidates dropped after each (never ``prior``), so the ``samples`` budget goes
+        to the close ones. With a ``prior`` (the heuristic's choice), another candidate
+        replaces it only when its mean advantage over the prior on the same samples
+        exceeds ``margin`` standard errors of that paired difference."""
+        k = Knowledge(v)
+        rng = random.Random(self._rng.getrandbits(64))
+        total = self.samples
+        if self.halving and len(cands) > 2:
+            rounds = max(1, (len(cands) - 1).bit_length())
+            per_round = max(1, total // rounds)
+        else:
+            rounds, per_round = 1, total
+        vals: dict[int, list[float]] = {a: [] for a in cands}
+        alive = list(cands)
+        done = 0
+        depth, policy = self.depth, self.policy
+        for r in range(rounds):
+            m = per_round if r < rounds - 1 else max(1, total - done)
+            for _ in range(m):
+                base = determinize(k, rng, self.infer)
+                for a in alive:
+                    s = base.copy()
+                    engine.apply(s, a)
+                    vals[a].append(rollout(s, 0, depth, policy=policy))
+            done += m
+            if r < rounds - 1 and len(alive) > 2:
+                alive.sort(key=lambda a: (a != prior, -sum(vals[a]) / len(vals[a]), a))
+                alive = alive[: max(2, (len(alive) + 1) // 2)]
+        self.last_values = {a: sum(x) / len(x) for a, x in vals.items()}
+        best = max(alive, key=lambda a: (self.last_values[a], -a))
+        if prior is None or best == prior or prior not in alive:
+            return best
+        d = np.asarray(vals[best]) - np.asarray(vals[prior])
+        if len(d) < 2:
+            return prior
+        se = float(d.std(ddof=1)) / len(d) ** 0.5
+        return best if d.mean() > self.margin * se else prior
+
+
+def parse_options(text: str) -> dict[str, Any]:
+    """Budget options of ``make_agent("search:...")``: ``"N"`` (samples) or
+    ``"samples=N,depth=D,halving=H"`` (any subset).
+
+    Raises:
+        ValueError: an unknown option or a value that is not an int in range (the
+            message names the option and the allowed values).
+    """
+    out: dict[str, Any] = {}
+    text = text.strip()
+    if not text:
+        return out
+    parts = [p.strip() for p in text.split(",")]
+    for i, p in enumerate(parts):
+        if "=" in p:
+            key, _, val = p.partition("=")
+            key = key.strip().lower()
+        elif i == 0:
+            key, val = "samples", p
+        else:
+            raise ValueError(f"search option {p!r} needs a name: options are {', '.join(OPTION_NAMES)} "
+                             f"(e.g. 'search:samples=32,depth=0')")
+        if key not in OPTION_NAMES:
+            raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
+                             f"(samples >= 1, depth >= 0, halving 0 or 1)")
+        if key in out:
+            raise ValueError(f"search option {key!r} is given twice")
+        if key in ("policy", "base"):
+            out[key] = val.strip().lower()
+            continue
+        try:
+            iv: int | float = float(val.strip()) if key == "margin" else int(val.strip())
+        except ValueError:
+            kind = "a number" if key == "margin" else "an int"
+            raise ValueError(f"search option {key} must be {kind}, got {val.strip()!r}") from None
+        out[key] = iv
+    SearchAgent(None, **out)  # range checks with the constructor's messages
+    return out
+
+
+def make_search_agent(options: str = "", seed: int | None = None) -> SearchAgent:
+    """``SearchAgent`` with the budget options of ``parse_options``."""
+    return SearchAgent(seed, **parse_options(options))
+
+
+__all__ = ["SearchAgent", "Knowledge", "determinize", "rollout", "rollout_turn", "leaf_value",
+           "table_melds", "rules_of_view", "parse_options", "make_search_agent", "SampleError"]

@@ -1,0 +1,262 @@
+"""The search baseline (``make_agent("search")``, ``rummy_env.agents.search``).
+
+Expected values are computed by hand from RULES.md; the search's samples are checked
+against the true position they were drawn for."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from rummy_env import engine, rummy_v0, state_json
+from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS
+from rummy_env.agents import make_agent
+from rummy_env.agents.search import Knowledge, SearchAgent, determinize, parse_options, rollout
+from rummy_env.observation import PlayerView
+from rummy_env.cards import FULL_DECK, parse_card
+from rummy_env.observation import Encoder
+from rummy_env.rules import Rules
+
+CLASSIC = Rules.preset("classic")
+
+
+def _mask(st: engine.GameState) -> np.ndarray:
+    m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    m[engine.legal_actions(st)] = 1
+    return m
+
+
+def _random_positions(count: int, seed: int, rules: Rules = CLASSIC) -> list[engine.GameState]:
+    """Positions reached by random legal play (copies), every phase and both seats."""
+    rng = random.Random(seed)
+    out = []
+    g = 0
+    while len(out) < count:
+        st = engine.new_game(rules, seed=seed * 1000 + g)
+        g += 1
+        while not st.hand_over and len(out) < count:
+            legal = engine.legal_actions(st)
+            if len(legal) > 1 and rng.random() < 0.25:
+                out.append(st.copy())
+            engine.apply(st, rng.choice(legal))
+    return out
+
+
+def _rotate(st: engine.GameState) -> tuple[list[int], list[int]]:
+    """Hands and known cards of ``st`` seen from the mover: seat 0 = the mover."""
+    n = st.rules.num_players
+    order = [(st.current + k) % n for k in range(n)]
+    return [st.hands[q] for q in order], [st.known[q] for q in order]
+
+
+# ----------------------------------------------------------------- consistency of the samples
+
+@pytest.mark.parametrize("rules", [CLASSIC, Rules.preset("turnover", num_players=3)], ids=["classic", "turnover3"])
+@pytest.mark.parametrize("infer", [1, 4])
+def test_samples_consistent_with_observation(rules, infer):
+    enc = Encoder(rules.num_players)
+    for st in _random_positions(25, seed=3 + infer, rules=rules):
+        obs = enc.encode(st, st.current)
+        k = Knowledge(PlayerView(obs, _mask(st)))
+        hands, known = _rotate(st)
+        table = 0
+        for m in st.melds:
+            table |= m.mask
+        for i in range(4):
+            s = determinize(k, random.Random(i), infer)
+            assert s.hands[0] == hands[0]  # own hand
+            assert s.current == 0 and s.phase == st.phase
+            assert s.drawn_from_discard == st.drawn_from_discard
+            assert s.discard[-1:] == st.discard[-1:]  # the upcard
+            assert set(s.discard) == set(st.discard)  # the pile as observed
+            s_table = 0
+            for m in s.melds:
+                s_table |= m.mask
+            assert s_table == table and s.accept == st.accept  # the table and what it takes
+            assert [h.bit_count() for h in s.hands] == [h.bit_count() for h in hands]
+            assert len(s.stock) == len(st.stock)
+            for q in range(1, rules.num_players):
+                assert s.hands[q] & known[q] == known[q]  # known-held cards stay with their holder
+            places = [*s.hands, sum(1 << c for c in s.stock), sum(1 << c for c in s.discard), s_table]
+            union = 0
+            for p in places:
+                assert union & p == 0  # no card twice
+                union |= p
+            assert union == FULL_DECK and sum(p.bit_count() for p in places) == 52
+            assert engine.legal_actions(s) == engine.legal_actions(st)  # the same choices
+            state_json.from_json(state_json.to_json(s))  # a legal position
+
+
+# ----------------------------------------------------------------- blind to hidden state
+
+def _play_to(env, seed: int, steps: int) -> None:
+    env.reset(seed=seed)
+    rng = random.Random(seed)
+    for _ in range(steps):
+        legal = env.unwrapped.legal_actions()
+        env.step(rng.choice(legal))
+
+
+def _swap_hidden(state: dict) -> dict:
+    """The same position for seat ``current``: one unknown card of the other seat
+    swapped with a stock card, and the stock order reversed."""
+    s = {k: (list(v) if isinstance(v, list) else v) for k, v in state.items()}
+    cur = s["current_player"]
+    opp = 1 - cur
+    known = set(s.get("known_cards", [[], []])[opp])
+    hand = list(s["hands"][opp])
+    i = next(j for j, c in enumerate(hand) if c not in known)
+    stock = list(s["stock"])
+    hand[i], stock[0] = stock[0], hand[i]
+    hands = [list(h) for h in s["hands"]]
+    hands[opp] = hand
+    s["hands"] = hands
+    s["stock"] = stock[::-1]
+    return s
+
+
+def test_choice_blind_to_hidden_cards_and_stock_order():
+    searched = 0
+    for steps in range(4, 40, 3):
+        env = rummy_v0.raw_env(rules="classic")
+        _play_to(env, 11, steps)
+        if env.state.hand_over:
+            break
+        state = env.state_dict()
+        agent = env.agent_selection
+        before = env.observe(agent)
+        env.reset(seed=0, options={"state": _swap_hidden(state)})
+        assert env.state_dict()["hands"] != state["hands"] and env.state_dict()["stock"] != state["stock"]
+        after = env.observe(agent)
+        np.testing.assert_array_equal(before["observation"], after["observation"])
+        np.testing.assert_array_equal(before["action_mask"], after["action_mask"])
+        choices = []
+        for obs in (before, after):
+            a = SearchAgent(seed=7, samples=6, margin=0)
+            choices.append((a.act(obs["observation"], obs["action_mask"]), a.last_values))
+        assert choices[0] == choices[1]
+        searched += bool(choices[0][1])  # a searched decision, not one delegated to the heuristic
+    assert searched >= 4
+
+
+# ----------------------------------------------------------------- legal whole hands, determinism
+
+def test_plays_legal_hands_and_is_deterministic():
+    def play(seed: int) -> list[int]:
+        env = rummy_v0.raw_env(rules="classic")  # raw_env raises on any illegal action
+        env.reset(seed=seed)
+        agents = {"player_0": make_agent("search:4", seed=1), "player_1": make_agent("heuristic", seed=2)}
+        acts = []
+        for _ in range(2000):
+            name = env.agent_selection
+            if env.terminations[name]:
+                break
+            ob = env.observe(name)
+            a = agents[name].act(ob["observation"], ob["action_mask"])
+            assert ob["action_mask"][a] == 1
+            acts.append(a)
+            env.step(a)
+        assert all(env.terminations.values())
+        return acts
+
+    for seed in (1, 2):
+        assert play(seed) == play(seed)
+
+
+@pytest.mark.parametrize("policy", ["greedy", "heuristic"])
+def test_rollout_policy_plays_only_legal_actions(policy):
+    for seed in range(15):
+        st = engine.new_game(CLASSIC, seed=seed)
+        rollout(st, 0, 0, check=True, policy=policy)
+        assert st.hand_over
+
+
+# ----------------------------------------------------------------- hand-built positions
+
+def _state(**kw) -> dict:
+    used = {parse_card(c) for k in ("discard",) for c in kw[k]}
+    used |= {parse_card(c) for h in kw["hands"] for c in h} | {parse_card(c) for m in kw["melds"] for c in m}
+    from rummy_env.cards import CARD_TEXT
+    stock = [CARD_TEXT[c] for c in range(52) if c not in used]
+    return dict(rules="classic", stock=stock, current_player=0, **kw)
+
+
+def test_does_not_discard_the_card_that_lets_the_opponent_go_out():
+    # The opponent holds exactly 7H 7D, both known (taken from the discard pile), and
+    # has melded before. 7S lies under the upcard, so only 7C makes its set: discarding
+    # 7C lets it take the upcard, meld 7C 7D 7H and go out at once, charging our
+    # deadwood 9H + 6D = 15 (no rummy bonus: it melded in an earlier turn, RULES.md §5).
+    # After any other discard it cannot go out on its next turn.
+    st = _state(
+        hands=[["7C", "9H", "6D"], ["7H", "7D"]],
+        discard=["7S", "4H"],
+        melds=[["KC", "KD", "KH", "KS"], ["AS", "2S", "3S", "4S", "5S"], ["9C", "TC", "JC", "QC"],
+               ["AD", "2D", "3D"]],
+        phase="play", has_melded=[True, True], known_cards=[[], ["7H", "7D"]],
+    )
+    env = rummy_v0.raw_env(rules="classic")
+    env.reset(seed=0, options={"state": st})
+    ob = env.observe("player_0")
+    agent = SearchAgent(seed=3, samples=16, margin=0, halving=0)
+    a = agent.act(ob["observation"], ob["action_mask"])
+    seven = DISCARD_BASE + parse_card("7C")
+    assert agent.last_values[seven] == -15.0
+    assert a != seven and agent.last_values[a] > -15.0
+
+
+def test_takes_the_upcard_that_lets_it_go_out():
+    # We hold 5H 6H 9C; the upcard 7H makes 5H 6H 7H, and discarding 9C goes out. 4H lies
+    # under the upcard and 8H is on the table, so no stock card lets us go out this turn.
+    st = _state(
+        hands=[["5H", "6H", "9C"], ["2C", "3D", "JS"]],
+        discard=["4H", "7H"],
+        melds=[["8H", "9H", "TH"], ["QC", "QD", "QS"], ["AC", "AD", "AS"], ["5S", "6S", "7S", "8S", "9S"]],
+        phase="draw", has_melded=[True, True],
+    )
+    env = rummy_v0.raw_env(rules="classic")
+    env.reset(seed=0, options={"state": st})
+    ob = env.observe("player_0")
+    agent = SearchAgent(seed=3, samples=16, margin=0)
+    assert agent.act(ob["observation"], ob["action_mask"]) == DRAW_DISCARD
+    # going out now collects the opponent's deadwood (2 + 3 + 10 = 15; the samples put
+    # other cards in its hand, but always 3 of them, each worth at least 1)
+    assert agent.last_values[DRAW_DISCARD] >= 3.0
+    assert agent.last_values[DRAW_DISCARD] > agent.last_values[DRAW_STOCK]
+
+
+# ----------------------------------------------------------------- options
+
+def test_options_parse_and_reject():
+    assert parse_options("") == {}
+    assert parse_options("8") == {"samples": 8}
+    assert parse_options("samples=8,depth=4,halving=0,margin=1.5,policy=heuristic,infer=3") == {
+        "samples": 8, "depth": 4, "halving": 0, "margin": 1.5, "policy": "heuristic", "infer": 3}
+    a = make_agent("search:samples=5,margin=0")
+    assert isinstance(a, SearchAgent) and a.samples == 5 and a.margin == 0.0
+    for bad, word in (("search:0", "samples"), ("search:budget=3", "budget"), ("search:depth=-1", "depth"),
+                      ("search:halving=2", "halving"), ("search:policy=mcts", "policy"),
+                      ("search:samples=x", "samples"), ("search:8,4", "needs a name"), ("search:margin=-1", "margin"),
+                      ("search:infer=0", "infer")):
+        with pytest.raises(ValueError, match=word):
+            make_agent(bad)
+
+
+def test_single_legal_action_answers_without_search():
+    st = _random_positions(1, seed=5)[0]
+    enc = Encoder(2)
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    only = engine.legal_actions(st)[0]
+    mask[only] = 1
+    a = SearchAgent(seed=0)
+    assert a.act(enc.encode(st, st.current), mask) == only and a.last_values == {}
+
+
+def test_base_option_picks_the_kept_agent():
+    from rummy_env.agents import make_agent
+
+    a = make_agent("search:base=holding")
+    assert a.base == "holding" and a._heur.HOLD_MELDS == 1 and a._heur.W_OUT == 24.0
+    assert make_agent("search").base == "heuristic"
+    with pytest.raises(ValueError, match="base must be one of heuristic, holding"):
+        make_agent("search:base=teacher")
