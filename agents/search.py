@@ -68,7 +68,7 @@ BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 
 """The scripted agent whose moves the search keeps unless a candidate beats them
 (``base``): the baseline heuristic, or the holding heuristic that keeps its melds in
 hand until it can go out in one turn (the training's teacher)."""
-DEFAULT_BASE = "heuristic"
+DEFAULT_BASE = "holding"
 _POINTS = {ap: tuple(mask_points(1 << c, ap) for c in range(52)) for ap in (1, 11)}
 
 

@@ -17,6 +17,7 @@ import itertools
 import math
 import multiprocessing as mp
 import random
+import signal
 import sys
 from typing import Any, Callable, Sequence
 
@@ -294,12 +295,17 @@ def _run_chunk(job: tuple) -> list[dict[str, Any]]:
 
 
 def _init_worker() -> None:
-    """Pool initializer: one torch thread per worker process. The workers already
+    """Pool initializer: one torch thread per worker process, default signal handling
+    (SIGINT ignored: the parent handles Ctrl-C and ends the pool). The workers already
     split the cores, and a forked child must not enter the OpenMP thread pool its
     parent started (it would wait forever for threads that were not forked)."""
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+    # the parent's Ctrl-C / SIGTERM handlers (rummy train checkpoints on them) are not
+    # the workers': the parent stops the pool, a worker just ends
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _chunks(deals: int, workers: int) -> list[tuple[int, int]]:

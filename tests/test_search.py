@@ -257,6 +257,6 @@ def test_base_option_picks_the_kept_agent():
 
     a = make_agent("search:base=holding")
     assert a.base == "holding" and a._heur.HOLD_MELDS == 1 and a._heur.W_OUT == 24.0
-    assert make_agent("search").base == "heuristic"
+    assert make_agent("search").base == "holding" and make_agent("search:base=heuristic")._heur.HOLD_MELDS == 0
     with pytest.raises(ValueError, match="base must be one of heuristic, holding"):
         make_agent("search:base=teacher")
