@@ -395,6 +395,87 @@ def add_env_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plain", action="store_true", help="a plain-text table instead of rich")
 
 
+AGENT_HELP = "time per decision of agents (e.g. search), single-threaded"
+AGENT_DESCRIPTION = ("Time per decision of each agent, playing whole hands against an opponent from both seats "
+                     "(one thread; only the agent's own decisions are timed).")
+
+
+def add_agent_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``rummy bench agent``."""
+    p.add_argument("--agents", nargs="+", default=["search"], metavar="NAME",
+                   help="make_agent names to time (default: search)")
+    p.add_argument("--opponent", default="heuristic", help="who plays the other seat (default heuristic)")
+    p.add_argument("--rules", default="classic", help="rules preset, heads-up (default classic)")
+    p.add_argument("--hands", type=int, default=20, help="deals, each played from both seats (default 20)")
+    p.add_argument("--seed", type=int, default=777, help="seed of the first deal (default 777)")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
+
+
+def time_agent(name: str, opponent: str = "heuristic", rules: Any = "classic", hands: int = 20,
+               seed: int = 777) -> dict[str, Any]:
+    """Milliseconds per decision of agent ``name`` over ``hands`` deals (``seed``,
+    ``seed + 1``, ...), each played once from each seat against ``opponent``.
+
+    Returns ``{"agent", "decisions", "mean_ms", "median_ms", "p95_ms", "max_ms"}``
+    (only the agent's own ``act`` calls are timed, wall clock; p95 is the nearest-rank
+    95th percentile).
+
+    Raises:
+        ValueError: an unknown agent name, rules that are not heads-up, or ``hands < 1``.
+    """
+    from rummy_env import engine
+    from rummy_env.agents import make_agent
+    from rummy_env.observation import Encoder, action_mask
+    from rummy_env.rules import Rules
+
+    if not isinstance(hands, int) or hands < 1:
+        raise ValueError(f"--hands must be an int >= 1, got {hands!r}")
+    r = Rules.make(rules)
+    if r.num_players != 2:
+        raise ValueError(f"rummy bench agent plays heads-up tables, got {r.num_players} players")
+    make_agent(name), make_agent(opponent)  # names checked before any play
+    enc = Encoder(2)
+    times: list[float] = []
+    for g in range(hands):
+        for seat in (0, 1):
+            ags = {seat: make_agent(name, seed=g), 1 - seat: make_agent(opponent, seed=g)}
+            st = engine.new_game(r, seed=seed + g)
+            while not st.hand_over:
+                p = st.current
+                obs, mask = enc.encode(st, p), action_mask(engine.legal_actions(st))
+                t0 = time.perf_counter()
+                a = ags[p].act(obs, mask)
+                if p == seat:
+                    times.append(time.perf_counter() - t0)
+                engine.apply(st, int(a))
+    ms = sorted(t * 1000.0 for t in times)
+    p95 = ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)]
+    return {"agent": name, "decisions": len(ms), "mean_ms": statistics.fmean(ms), "median_ms": statistics.median(ms),
+            "p95_ms": p95, "max_ms": ms[-1]}
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    """``rummy bench agent``: time each agent, print a table, optionally write JSON."""
+    check_json_path(args.json)
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    rows = [time_agent(a, args.opponent, args.rules, args.hands, args.seed) for a in args.agents]
+    print(f"time per decision, {args.hands} deals x 2 seats against {args.opponent}, rules {args.rules}, one thread")
+    print(f"{'agent':<28} {'decisions':>9} {'mean ms':>8} {'median':>8} {'p95':>8} {'max':>8}")
+    for r in rows:
+        print(f"{r['agent']:<28} {r['decisions']:>9} {r['mean_ms']:>8.2f} {r['median_ms']:>8.2f} {r['p95_ms']:>8.2f} "
+              f"{r['max_ms']:>8.2f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]), "results": rows}, fh,
+                      indent=2)
+    return 0
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``python -m rummy_env.eval.bench``: the ``env`` mode alone (``rummy bench``
     adds ``train`` through ``rummy_env.train.bench``)."""

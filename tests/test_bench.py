@@ -49,3 +49,18 @@ def test_bench_json_path_is_checked_before_measuring(tmp_path, capsys, cmd):
     assert rummy(cmd + ["--json", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
     assert not missing.parent.exists()
+
+
+def test_bench_agent_times_only_the_agents_own_decisions(capsys):
+    from rummy_env.cli import main as rummy
+    from rummy_env.eval.bench import time_agent
+
+    r = time_agent("greedy", opponent="random", hands=1, seed=3)
+    assert r["agent"] == "greedy" and r["decisions"] > 0
+    assert 0 <= r["median_ms"] <= r["p95_ms"] <= r["max_ms"] and r["mean_ms"] <= r["max_ms"]
+    with pytest.raises(ValueError, match="heads-up"):
+        time_agent("greedy", rules={"preset": "turnover", "num_players": 3}, hands=1)
+    assert rummy(["bench", "agent", "--agents", "greedy", "--hands", "1"]) == 0
+    assert "time per decision" in capsys.readouterr().out
+    assert rummy(["bench", "agent", "--hands", "0"]) == 2
+    assert "--hands must be an int >= 1" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""``rummy bench``: the command (``env`` from ``rummy_env.eval.bench``, ``train`` here),
+"""``rummy bench``: the command (``env`` and ``agent`` from ``rummy_env.eval.bench``, ``train`` here),
 and ``rummy bench train``: training throughput and where the time goes.
 
 Runs the real trainer (``rummy_env.train.trainer.Trainer``, no warm start, no evaluations, no checkpoints)
@@ -23,11 +23,13 @@ from typing import Any
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``rummy bench``: the ``env`` and ``train`` sub-modes."""
-    from rummy_env.eval.bench import ENV_DESCRIPTION, ENV_HELP, add_env_arguments
+    from rummy_env.eval.bench import (AGENT_DESCRIPTION, AGENT_HELP, ENV_DESCRIPTION, ENV_HELP,
+                                      add_agent_arguments, add_env_arguments)
 
-    sub = parser.add_subparsers(dest="bench_mode", metavar="env|train")
+    sub = parser.add_subparsers(dest="bench_mode", metavar="env|train|agent")
     sub.required = True
     add_env_arguments(sub.add_parser("env", help=ENV_HELP, description=ENV_DESCRIPTION))
+    add_agent_arguments(sub.add_parser("agent", help=AGENT_HELP, description=AGENT_DESCRIPTION))
     add_train_arguments(sub.add_parser("train", help="training throughput (needs the train extra)",
                                        description="Training throughput of the real trainer and where the time goes."))
 
@@ -36,6 +38,10 @@ def main(args: argparse.Namespace) -> int:
     """Entry point of ``rummy bench``; returns the exit code."""
     if args.bench_mode == "train":
         return run(args)
+    if args.bench_mode == "agent":
+        from rummy_env.eval.bench import run_agent
+
+        return run_agent(args)
     from rummy_env.eval.bench import run_env
 
     return run_env(args)
