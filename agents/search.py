@@ -16,14 +16,16 @@ At a decision that matters (the draw: stock or upcard; the discard) the agent
    of the hand or for ``depth`` turns followed by a deadwood evaluation;
 4. picks the candidate with the best mean hand points for its seat (the engine's
    zero-sum payoffs, RULES.md §5-§6); candidates are pruned by successive halving
-   (the worse half dropped after each round of samples). The heuristic's choice is
-   the prior: another candidate replaces it only when its mean advantage on the same
-   samples exceeds ``margin`` standard errors (docs/search.md: plain PIMC, ``margin=0``,
-   loses to ``heuristic``).
+   (the worse half dropped after each round of samples). The base agent's choice
+   is the prior: another candidate replaces it only when its mean advantage on the
+   same samples exceeds ``margin`` standard errors (docs/search.md: plain PIMC,
+   ``margin=0``, loses to ``heuristic``).
 
 Everything else is answered at once, without search: a single legal action, and
-the melds and lay-offs of the play phase, which follow ``HeuristicAgent`` (meld the
-best partition early, lay off, hold back for going rummy when it is one draw away).
+the melds and lay-offs of the play phase, which follow the base agent
+(``base``: by default the holding ``HeuristicAgent`` of ``BASES``, which keeps its
+melds in hand until it can go out in one turn; ``base=heuristic`` melds the best
+partition early, lays off, and holds back for going rummy when it is one draw away).
 The discard candidates are the cards the heuristic would consider (deadwood that
 no meld or lay-off uses; all discardable cards when there is none).
 
