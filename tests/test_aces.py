@@ -132,7 +132,7 @@ def test_thirteen_card_suit_by_layoff_takes_nothing_and_round_trips(aces, end):
     play(s, f"layoff AH {end}")
     meld = state_json.to_json(s)["melds"][0]
     assert sorted(meld) == sorted(c + "H" for c in "A23456789TJQK")
-    assert s.accept == (0, 0, 0)  # a full suit takes no lay-off at either end
+    assert s.layoff_masks == (0, 0, 0)  # a full suit takes no lay-off at either end
     j = state_json.to_json(s)
     assert state_json.to_json(state_json.from_json(j)) == j
 
@@ -162,6 +162,6 @@ def test_thirteen_card_suit_completed_at_the_low_end_with_aces_high():
     assert "layoff 2H low" in legal_texts(s) and "layoff 2H high" not in legal_texts(s)
     play(s, "layoff 2H low")
     assert sorted(state_json.to_json(s)["melds"][0]) == sorted(c + "H" for c in "A23456789TJQK")
-    assert s.accept == (0, 0, 0)
+    assert s.layoff_masks == (0, 0, 0)
     j = state_json.to_json(s)
     assert state_json.to_json(state_json.from_json(j)) == j

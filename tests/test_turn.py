@@ -178,7 +178,7 @@ def test_a_full_set_takes_no_layoff():
     assert [t for t in legal_texts(s) if t.startswith("layoff")] == ["layoff JC set"]
     play(s, "layoff JC set")
     assert [t for t in legal_texts(s) if t.startswith("layoff")] == []
-    assert s.accept[0] == 0  # no set on the table takes any card now
+    assert s.layoff_masks[0] == 0  # no set on the table takes any card now
 
 
 def test_run_ends_low_high_and_bare_layoff():
@@ -204,8 +204,8 @@ def test_run_ends_low_high_and_bare_layoff():
     play(s, "layoff 3H low", "layoff 8H high")
     assert state_json.to_json(s)["melds"][0] == ["3H", "4H", "5H", "6H", "7H", "8H"]
     # the ends moved: the run now takes 2H low and 9H high
-    assert s.accept[1] == 1 << parse_card("2H")
-    assert s.accept[2] == 1 << parse_card("9H")
+    assert s.layoff_masks[1] == 1 << parse_card("2H")
+    assert s.layoff_masks[2] == 1 << parse_card("9H")
 
 
 def test_bare_layoff_fitting_two_melds_is_ambiguous():
