@@ -7,7 +7,7 @@
 | meld | 54-422 | ``meld <cards>``, catalogue meld ``id - 54`` (see ``melds.py``) |
 | layoff | 423-578 | ``layoff <card> set|low|high``: ``423 + 3 * card + end`` (end 0 set, 1 low, 2 high) |
 
-The table in the README is generated from ``ACTION_RANGES``.
+The actions table of docs/env.md is generated from ``ACTION_RANGES`` (``python -m rummy_env.docs``).
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ Only what the seat may see is encoded: its own hand, the public table, the publi
 discard history, and what each other seat is known to hold (cards it took from the
 discard pile and still holds). The stock order and the other hands never enter.
 
-The README's observation table is generated from ``layout(n)``.
+The observation table of docs/env.md is generated from ``layout(n)`` (``python -m rummy_env.docs``).
 """
 from __future__ import annotations
 

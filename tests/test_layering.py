@@ -1,4 +1,4 @@
-"""The layering the README states, checked statically over the source (``ast``, no imports).
+"""The layering docs/architecture.md states, checked statically over the source (``ast``, no imports).
 
 Core modules, in order: cards, melds, meld_analysis, rules, actions, engine, state_json,
 observation, env, single_agent; each imports only earlier ones. Then the packages: ``agents``
