@@ -12,7 +12,6 @@ reading positions (API.md's STATE JSON) is ``state_json.py``.
 """
 from __future__ import annotations
 
-import operator
 import random
 from typing import Any
 
@@ -25,6 +24,7 @@ from .actions import (
     MELD_BASE,
     NUM_ACTIONS,
     action_text,
+    checked_action_id,
     parse_action,
 )
 from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_points
@@ -362,16 +362,7 @@ def as_action_id(action: Any) -> int:
     """
     if type(action) is int and 0 <= action < NUM_ACTIONS:
         return action
-    try:
-        if isinstance(action, bool):
-            raise TypeError
-        a = operator.index(action)
-    except TypeError:
-        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(action)[:50]!r} "
-                                 f"({type(action).__name__})") from None
-    if not 0 <= a < NUM_ACTIONS:
-        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(a)[:50]}")
-    return a
+    return checked_action_id(action, IllegalActionError)
 
 
 def apply(state: GameState, action: int) -> None:
