@@ -1,7 +1,7 @@
 """RULES.md §4: aces low, high or either way; runs never wrap; the 13-card suit."""
 import pytest
 
-from helpers import legal_texts, play, table
+from helpers import assert_illegal, legal_texts, play, table
 from rummy_env import engine, state_json
 
 
@@ -31,11 +31,7 @@ def test_which_ace_runs_are_melds(aces, a23, qka):
 def test_the_forbidden_ace_run_is_illegal_with_a_reason(aces):
     s = hand_with(["AH", "2H", "3H", "QH", "KH", "7S"], aces)
     bad = "meld QH KH AH" if aces == "low" else "meld AH 2H 3H"
-    before = state_json.to_json(s)
-    with pytest.raises(engine.IllegalActionError) as e:
-        engine.apply(s, engine.action_id(s, bad))
-    assert bad in str(e.value) and aces in str(e.value)
-    assert state_json.to_json(s) == before
+    assert_illegal(s, bad, aces)
 
 
 @pytest.mark.parametrize("aces", ["low", "high", "either"])
@@ -56,6 +52,15 @@ def test_qka_and_a23_as_melds_in_a_position(aces):
               has_melded=[True, True])
 
 
+def after_drawing_2c(hands, melds, aces):
+    """A classic 2-player position with ``melds`` on the table (both seats have melded):
+    seat 0 draws 2C from the stock. Returns the position and the legal action texts."""
+    s = table("classic", hands, discard=["QC"], melds=melds, over={"aces": aces}, stock_top=["2C"],
+              has_melded=[True, True])
+    play(s, "draw stock")
+    return s, legal_texts(s)
+
+
 @pytest.mark.parametrize(
     "aces,low_end_ace,high_end_ace",
     [("low", True, False), ("high", False, True), ("either", True, True)],
@@ -63,10 +68,7 @@ def test_qka_and_a23_as_melds_in_a_position(aces):
 def test_ace_layoffs_at_each_end(aces, low_end_ace, high_end_ace):
     # 2H-3H-4H could take AH below; JS-QS-KS could take AS above
     hands = [["AH", "AS", "7D"], ["KD", "9C", "5S"]]
-    s = table("classic", hands, discard=["QC"], melds=[["2H", "3H", "4H"], ["JS", "QS", "KS"]],
-              over={"aces": aces}, stock_top=["2C"], has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [["2H", "3H", "4H"], ["JS", "QS", "KS"]], aces)
     assert ("layoff AH low" in texts) == low_end_ace
     assert ("layoff AS high" in texts) == high_end_ace
     assert "layoff AH high" not in texts and "layoff AS low" not in texts
@@ -75,10 +77,7 @@ def test_ace_layoffs_at_each_end(aces, low_end_ace, high_end_ace):
 @pytest.mark.parametrize("aces", ["low", "either"])
 def test_a23_takes_four_but_nothing_below_the_ace(aces):
     hands = [["4H", "KH", "7D"], ["KD", "9C", "5S"]]
-    s = table("classic", hands, discard=["QC"], melds=[["AH", "2H", "3H"], ["JS", "QS", "KS"]],
-              over={"aces": aces}, stock_top=["2C"], has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [["AH", "2H", "3H"], ["JS", "QS", "KS"]], aces)
     assert "layoff 4H high" in texts
     assert "layoff KH low" not in texts  # no wrap: K-A-2-3 is not a run
 
@@ -86,10 +85,7 @@ def test_a23_takes_four_but_nothing_below_the_ace(aces):
 @pytest.mark.parametrize("aces", ["high", "either"])
 def test_qka_takes_jack_but_nothing_above_the_ace(aces):
     hands = [["JH", "2H", "7D"], ["KD", "9C", "8S"]]
-    s = table("classic", hands, discard=["QC"], melds=[["QH", "KH", "AH"], ["3S", "4S", "5S"]],
-              over={"aces": aces}, stock_top=["2C"], has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [["QH", "KH", "AH"], ["3S", "4S", "5S"]], aces)
     assert "layoff JH low" in texts
     assert "layoff 2H high" not in texts  # no wrap: Q-K-A-2 is not a run
     play(s, "layoff JH low")
