@@ -223,19 +223,17 @@ def _openspiel_loop(players: int, seed: int) -> Loop:
     return _whole_hands(play_hand)
 
 
+# the loop of each mode: ours take the rules, the peers' games only a player count
+_OUR_LOOPS = {"engine": _engine_loop, "raw_env": _raw_env_loop, "env": _env_loop, "single": _single_loop}
+_PEER_LOOPS = {"pz_gin_rummy": _pz_gin_loop, "openspiel_gin_rummy": _openspiel_loop}
+assert tuple(_OUR_LOOPS) == OUR_MODES and tuple(_PEER_LOOPS) == PEER_MODES
+
+
 def _make_loop(mode: str, rules: Any, players: int, seed: int) -> Loop:
-    if mode == "engine":
-        return _engine_loop(rules, seed)
-    if mode == "raw_env":
-        return _raw_env_loop(rules, seed)
-    if mode == "env":
-        return _env_loop(rules, seed)
-    if mode == "single":
-        return _single_loop(rules, seed)
-    if mode == "pz_gin_rummy":
-        return _pz_gin_loop(players, seed)
-    if mode == "openspiel_gin_rummy":
-        return _openspiel_loop(players, seed)
+    if mode in _OUR_LOOPS:
+        return _OUR_LOOPS[mode](rules, seed)
+    if mode in _PEER_LOOPS:
+        return _PEER_LOOPS[mode](players, seed)
     raise ValueError(f"unknown bench mode {mode!r}; modes: {', '.join(OUR_MODES + PEER_MODES)}")
 
 

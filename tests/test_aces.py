@@ -96,10 +96,7 @@ def test_aces_either_ace_fits_both_ends_of_two_to_king():
     # 2H..KH (12 cards) takes AH below (A..K) or above (2..A) when aces go either way
     run = ["2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH", "KH"]
     hands = [["AH", "7D", "8D"], ["KD", "9C", "5S", "4S", "6S", "8S", "TS", "JS", "3C"]]
-    s = table("classic", hands, discard=["QC"], melds=[run], over={"aces": "either"}, stock_top=["2C"],
-              has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [run], "either")
     assert "layoff AH low" in texts and "layoff AH high" in texts
     with pytest.raises(ValueError) as e:
         engine.action_id(s, "layoff AH")
@@ -152,10 +149,8 @@ def test_thirteen_card_suit_completed_at_the_low_end_with_aces_high():
     # aces high: 3H..KH AH (12 cards) takes 2H below, making the suit 2..A
     run = ["3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH", "KH", "AH"]
     hands = [["2H", "7D", "8D"], ["KD", "9C", "5S", "4S", "6S", "8S", "TS", "JS", "3C"]]
-    s = table("classic", hands, discard=["QC"], melds=[run], over={"aces": "high"}, stock_top=["2C"],
-              has_melded=[True, True])
-    play(s, "draw stock")
-    assert "layoff 2H low" in legal_texts(s) and "layoff 2H high" not in legal_texts(s)
+    s, texts = after_drawing_2c(hands, [run], "high")
+    assert "layoff 2H low" in texts and "layoff 2H high" not in texts
     play(s, "layoff 2H low")
     assert sorted(state_json.to_json(s)["melds"][0]) == sorted(c + "H" for c in "A23456789TJQK")
     assert s.layoff_masks == (0, 0, 0)
