@@ -11,6 +11,9 @@ unless going rummy is one draw away; lay off relentlessly; keep cards with two
 possible homes; discard dead ranks before live ones; do not feed an opponent what it
 is known to collect or can lay off; take the upcard only when it will be used; late
 in a hand keep low cards.
+
+The meld arithmetic they use (best partition, lay-off closure, partial melds, run
+windows) is ``rummy_env.meld_analysis``, beside the engine's own meld definitions.
 """
 from __future__ import annotations
 
@@ -20,144 +23,14 @@ import numbers
 import numpy as np
 
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
-from rummy_env.cards import RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
-from rummy_env.melds import MELD_MASK, accepts_after, melds_in
+from rummy_env.cards import FULL_DECK, RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
+from rummy_env.meld_analysis import WINDOWS, meld_plan, next_high, next_low, partial_mask
+from rummy_env.melds import MELD_MASK, melds_in
 from rummy_env.observation import PlayerView, SeededAgent
-
-FULL = (1 << 52) - 1
-_LOW13 = (1 << 13) - 1
 
 
 # card arithmetic is the engine's own (rummy_env.cards): one definition of points and bits
-_bits = cards_of
 _POINTS = {ap: tuple(card_points(c, ap) for c in range(52)) for ap in (1, 11)}
-
-
-# ----------------------------------------------------------------- run neighbourhoods
-
-def _build_windows() -> dict[str, tuple[tuple[int, ...], ...]]:
-    """Per aces option and card: masks of the two *other* cards of each 3-card run
-    window that contains the card (runs never wrap; RULES.md §4)."""
-    out = {}
-    for aces in ("low", "high", "either"):
-        per_card = []
-        for c in range(52):
-            s, r = divmod(c, 13)
-            positions = [r] if r else ([0] if aces != "high" else []) + ([13] if aces != "low" else [])
-            wins = []
-            for p in positions:
-                for lo in (p - 2, p - 1, p):
-                    hi = lo + 2
-                    if lo < 0 or hi > 13:
-                        continue
-                    if aces == "low" and hi == 13 or aces == "high" and lo == 0:
-                        continue
-                    m = 0
-                    for q in range(lo, hi + 1):
-                        if q != p:
-                            m |= 1 << (s * 13 + q % 13)
-                    wins.append(m)
-            per_card.append(tuple(wins))
-        out[aces] = tuple(per_card)
-    return out
-
-
-WINDOWS = _build_windows()
-
-
-def _lower(c: int, aces: str) -> int:
-    """Mask of the card a run's low end takes after ``c`` was laid there (0 if none)."""
-    r = c % 13
-    if r == 0 or (r == 1 and aces == "high"):
-        return 0
-    return 1 << (c - 1)
-
-
-def _upper(c: int, aces: str) -> int:
-    """Mask of the card a run's high end takes after ``c`` was laid there (0 if none)."""
-    r = c % 13
-    if r == 0:
-        return 0
-    if r == 12:
-        return 0 if aces == "low" else 1 << (c - 12)
-    return 1 << (c + 1)
-
-
-def partial_mask(cards: int, aces: str) -> int:
-    """Cards of ``cards`` in a partial meld: another card of the same rank, or a card of
-    the same suit one or two ranks away that some legal run could hold with it."""
-    out = 0
-    ranks = [(cards >> (13 * s)) & _LOW13 for s in range(4)]
-    a, b, c, d = ranks
-    pair = (a & (b | c | d)) | (b & (c | d)) | (c & d)
-    for s, p in enumerate(ranks):
-        q = p if aces != "high" else p & ~1
-        if aces != "low":
-            q |= (p & 1) << 13
-        near = ((q << 1) | (q >> 1) | (q << 2) | (q >> 2)) & q
-        near = (near & _LOW13) | ((near >> 13) & 1)
-        out |= ((near | (p & pair)) & _LOW13) << (13 * s)
-    return out
-
-
-# ----------------------------------------------------------------- meld partition
-
-_PART_CACHE: dict[tuple[int, str, int], tuple[int, tuple[int, ...]]] = {}
-_CACHE_MAX = 200_000
-
-
-def best_partition(hand: int, aces: str, ace_points: int = 1) -> tuple[int, tuple[int, ...]]:
-    """The disjoint melds of ``hand`` (52-bit mask) that leave the least deadwood.
-
-    Returns ``(melded_points, meld_ids)``: the points the melds take out of the hand
-    and their catalogue ids (``rummy_env.melds``), legal under ``aces``. Ties go to
-    the partition found first (deterministic). Results are cached.
-    """
-    key = (hand, aces, ace_points)
-    hit = _PART_CACHE.get(key)
-    if hit is not None:
-        return hit
-    ms = melds_in(hand, aces)
-    if not ms:
-        res: tuple[int, tuple[int, ...]] = (0, ())
-    else:
-        cover = 0
-        for m in ms:
-            cover |= MELD_MASK[m]
-        low = cover & -cover
-        # either the lowest coverable card is left out, or one meld holding it is used
-        res = best_partition(hand & ~low, aces, ace_points)
-        for m in ms:
-            mm = MELD_MASK[m]
-            if mm & low:
-                sub_pts, sub_ids = best_partition(hand & ~mm, aces, ace_points)
-                total = sub_pts + mask_points(mm, ace_points)
-                if total > res[0]:
-                    res = (total, (m,) + sub_ids)
-    if len(_PART_CACHE) >= _CACHE_MAX:
-        _PART_CACHE.clear()
-    _PART_CACHE[key] = res
-    return res
-
-
-def layoff_closure(cards: int, acc_set: int, acc_low: int, acc_high: int, aces: str) -> int:
-    """The cards of ``cards`` that can be laid off one after another on a table whose
-    accept masks are given (a card laid on a run's end opens the next one)."""
-    placed = 0
-    while True:
-        x = cards & (acc_set | acc_low | acc_high)
-        if not x:
-            return placed
-        for c in _bits(x):
-            b = 1 << c
-            cards &= ~b
-            placed |= b
-            if acc_low & b:
-                acc_low = (acc_low & ~b) | _lower(c, aces)
-            elif acc_high & b:
-                acc_high = (acc_high & ~b) | _upper(c, aces)
-            else:
-                acc_set &= ~b
 
 
 # ----------------------------------------------------------------- agents
@@ -224,7 +97,7 @@ class GreedyAgent(_Scripted):
     def _take_upcard(self, v: PlayerView) -> bool:
         if v.upcard < 0:
             return False
-        if v.layoffs and v.acc >> v.upcard & 1:
+        if v.layoffs and v.layoff_any >> v.upcard & 1:
             return True
         return _upcard_joins_meld(v)
 
@@ -241,7 +114,7 @@ class GreedyAgent(_Scripted):
             return v.legal[0]
         cand = disc & ~partial_mask(v.hand, v.aces) or disc
         pts = _POINTS[v.ace_points]
-        c = max(_bits(cand), key=lambda c: (pts[c], c % 13, c))
+        c = max(cards_of(cand), key=lambda c: (pts[c], c % 13, c))
         return DISCARD_BASE + c
 
 
@@ -316,31 +189,14 @@ class HeuristicAgent(_Scripted):
         if u < 0:
             return False
         ub = 1 << u
-        h2 = v.hand | ub
-        _, ids = best_partition(h2, v.aces, v.ace_points)
-        pm = 0
-        for m in ids:
-            pm |= MELD_MASK[m]
-        if pm & ub:
-            return True
-        if not v.layoffs:
-            return False
-        s, lo, hi = accepts_after(ids, v.acc_set, v.acc_low, v.acc_high, v.aces)
-        return bool(layoff_closure(h2 & ~pm, s, lo, hi, v.aces) & ub)
+        _, melded, placed = meld_plan(v.hand | ub, v.aces, v.ace_points, v.layoff_masks if v.layoffs else None)
+        return bool((melded | placed) & ub)
 
     def _play(self, v: PlayerView) -> int:
         hand = v.hand
         aces = v.aces
-        _, ids = best_partition(hand, aces, v.ace_points)
-        pm = 0
-        for m in ids:
-            pm |= MELD_MASK[m]
+        ids, pm, placed = meld_plan(hand, aces, v.ace_points, v.layoff_masks if v.layoffs else None)
         dead_wood = hand & ~pm
-        if v.layoffs:
-            s, lo, hi = accepts_after(ids, v.acc_set, v.acc_low, v.acc_high, aces)
-            placed = layoff_closure(dead_wood, s, lo, hi, aces)
-        else:
-            placed = 0
         unplaced = dead_wood & ~placed
         fbit = (1 << v.drawn) if v.drawn >= 0 else 0
         nu = unplaced.bit_count()
@@ -382,20 +238,20 @@ class HeuristicAgent(_Scripted):
         aces = v.aces
         pts = _POINTS[v.ace_points]
         up = (1 << v.upcard) if v.upcard >= 0 else 0
-        avail = FULL & ~(v.hand | v.table | v.discard_below | up)
+        avail = FULL_DECK & ~(v.hand | v.table | v.discard_below | up)
         known = v.opp_known_all
         mine = avail & ~known if self.EXCLUDE_KNOWN else avail  # cards we could still draw
-        acc = v.acc if v.layoffs else 0
+        takes = v.layoff_any if v.layoffs else 0
         late = v.stock_size <= self.LATE_STOCK or min(v.opp_hand_size) <= 2
         wp = self.LATE_WEIGHT if late else 1.0
         windows = WINDOWS[aces]
-        near_acc = 0
-        if acc:
-            for c in _bits(acc):
-                near_acc |= _lower(c, aces) | _upper(c, aces)
-            near_acc &= ~acc
+        near_takes = 0
+        if takes:
+            for c in cards_of(takes):
+                near_takes |= next_low(c, aces) | next_high(c, aces)
+            near_takes &= ~takes
         best = None
-        for c in _bits(cand):
+        for c in cards_of(cand):
             b = 1 << c
             r = c % 13
             rank = RANK_MASKS[r] & ~b
@@ -419,7 +275,7 @@ class HeuristicAgent(_Scripted):
                     opp_live = True
             score = self.W_OUT * outs.bit_count() + self.W_WEAK * weak - wp * pts[c]
             danger = 0.0
-            if acc & b:
+            if takes & b:
                 danger += self.W_ACC
             if known:
                 if known & rank:
@@ -431,11 +287,11 @@ class HeuristicAgent(_Scripted):
                         if w & kn:
                             danger += self.W_KNOWN_NEAR
                             break
-            if near_acc & b:
+            if near_takes & b:
                 danger += self.W_NEAR_TABLE
             if opp_live:
                 danger += self.W_OPP_LIVE
-            elif not outs and not acc & b:
+            elif not outs and not takes & b:
                 danger -= self.W_DEAD
             score += danger
             key = (score, -pts[c], -r, -c)
@@ -444,7 +300,4 @@ class HeuristicAgent(_Scripted):
         return best[1]
 
 
-__all__ = [
-    "RandomAgent", "GreedyAgent", "HeuristicAgent",
-    "best_partition", "layoff_closure", "partial_mask", "mask_points",
-]
+__all__ = ["GreedyAgent", "HeuristicAgent"]

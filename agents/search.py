@@ -50,16 +50,15 @@ import numpy as np
 # every engine import in one place (PlayerView / STATE JSON may move between modules)
 from rummy_env import engine
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
-from rummy_env.cards import RANK_MASKS, cards_of, mask_points
+from rummy_env.cards import FULL_DECK, cards_of, mask_points
 from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
-from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, melds_in
-from rummy_env.melds import accepts_after as _table_after
+from rummy_env.meld_analysis import best_partition, meld_plan, partial_mask
+from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, layoff_masks_after, melds_in
 from rummy_env.observation import PlayerView
 from rummy_env.rules import Rules, default_hand_size
 
-from .scripted import HeuristicAgent, best_partition, layoff_closure, partial_mask
+from .scripted import HeuristicAgent
 
-FULL = (1 << 52) - 1
 DEFAULT_SAMPLES = 32
 DEFAULT_DEPTH = 0
 DEFAULT_MARGIN = 2.0
@@ -106,13 +105,13 @@ def _meld(mid: int) -> Meld:
 
 
 @lru_cache(maxsize=4096)
-def table_melds(table: int, acc: tuple[int, int, int], aces: str) -> tuple[int, ...]:
+def table_melds(table: int, layoff_masks: tuple[int, int, int], aces: str) -> tuple[int, ...]:
     """Catalogue ids of melds that exactly cover the table cards ``table`` and whose
-    lay-off masks (``engine._compute_accept``: set, run low end, run high end) are
-    ``acc`` (RULES.md §3: melds are never split, so the table is some such cover).
+    lay-off masks (``melds.layoff_masks_after``: set, run low end, run high end) are
+    ``layoff_masks`` (RULES.md §3: melds are never split, so the table is some such cover).
 
     When several covers fit, the first found is returned (they take the same cards
-    now); when none fits the accept masks (cannot happen for an observation of a
+    now); when none fits the lay-off masks (cannot happen for an observation of a
     legal position), a cover with the fewest melds is returned.
 
     Raises:
@@ -122,7 +121,7 @@ def table_melds(table: int, acc: tuple[int, int, int], aces: str) -> tuple[int, 
 
     def rec(rest: int, chosen: tuple[int, ...]) -> bool:
         if not rest:
-            if engine._compute_accept([_meld(m) for m in chosen], aces) == acc:
+            if layoff_masks_after(chosen, 0, 0, 0, aces) == layoff_masks:
                 best[:] = [chosen]
                 return True
             if not best:
@@ -168,12 +167,12 @@ class Knowledge:
         n = v.n
         up = (1 << v.upcard) if v.upcard >= 0 else 0
         self.discard = cards_of(v.discard_below) + ([v.upcard] if v.upcard >= 0 else [])
-        self.melds = table_melds(v.table, (v.acc_set, v.acc_low, v.acc_high), v.aces) if v.table else ()
+        self.melds = table_melds(v.table, v.layoff_masks, v.aces) if v.table else ()
         known = [0] + list(v.opp_known)
         seen = v.hand | v.table | v.discard_below | up
         for k in known:
             seen |= k
-        self.unseen = cards_of(FULL & ~seen)
+        self.unseen = cards_of(FULL_DECK & ~seen)
         self.hand_sizes = [v.hand.bit_count()] + list(v.opp_hand_size)
         self.hidden = [0] + [v.opp_hand_size[q] - v.opp_known[q].bit_count() for q in range(n - 1)]
         self.known = known
@@ -236,7 +235,7 @@ def determinize(k: Knowledge, rng: random.Random, infer: int = 1) -> GameState:
     s.stock = list(stock)
     s.discard = list(k.discard)
     s.melds = [_meld(m) for m in k.melds]
-    s.accept = (v.acc_set, v.acc_low, v.acc_high)
+    s.layoff_masks = v.layoff_masks
     s.current = 0
     s.phase = v.phase
     s.drawn_from_discard = v.drawn
@@ -272,17 +271,8 @@ def _fast_apply(s: GameState, a: int) -> None:
 
 def _upcard_useful(hand: int, up: int, s: GameState, aces: str, ap: int) -> bool:
     ub = 1 << up
-    h2 = hand | ub
-    _, ids = best_partition(h2, aces, ap)
-    pm = 0
-    for m in ids:
-        pm |= MELD_MASK[m]
-    if pm & ub:
-        return True
-    if not s.rules.layoffs:
-        return False
-    a, lo, hi = _table_after(ids, *s.accept, aces)
-    return bool(layoff_closure(h2 & ~pm, a, lo, hi, aces) & ub)
+    _, melded, placed = meld_plan(hand | ub, aces, ap, s.layoff_masks if s.rules.layoffs else None)
+    return bool((melded | placed) & ub)
 
 
 def _checked(s: GameState, a: int, check: bool) -> None:
@@ -324,12 +314,12 @@ def rollout_turn(s: GameState, check: bool = False) -> None:
     if rules.layoffs:
         while True:
             hand = s.hands[p]
-            acc = s.accept
-            x = hand & (acc[0] | acc[1] | acc[2])
+            takes_set, takes_low, takes_high = s.layoff_masks
+            x = hand & (takes_set | takes_low | takes_high)
             if not x:
                 break
             c = (x & -x).bit_length() - 1
-            end = 0 if acc[0] >> c & 1 else 1 if acc[1] >> c & 1 else 2
+            end = 0 if takes_set >> c & 1 else 1 if takes_low >> c & 1 else 2
             try:
                 engine.apply(s, LAYOFF_BASE + 3 * c + end)
             except IllegalActionError:
@@ -361,7 +351,8 @@ class _SeatView:
     sampled position for its seat to move (the seat's own information only: its hand,
     the public table and discard pile, the other seats' known cards and hand sizes)."""
 
-    __slots__ = ("hand", "upcard", "discard_below", "drawn", "table", "acc_set", "acc_low", "acc_high", "acc",
+    __slots__ = ("hand", "upcard", "discard_below", "drawn", "table", "layoff_masks", "layoff_set", "layoff_low", "layoff_high",
+                 "layoff_any",
                  "opp_known_all", "opp_hand_size", "has_melded", "stock_size", "aces", "ace_points", "layoffs",
                  "must_discard", "rummy_multiplier", "rummy_needs_no_discard", "legal", "discardable",
                  "meld_actions", "layoff_actions")
@@ -380,8 +371,9 @@ class _SeatView:
         for m in s.melds:
             t |= m.mask
         self.table = t
-        self.acc_set, self.acc_low, self.acc_high = s.accept
-        self.acc = s.accept[0] | s.accept[1] | s.accept[2]
+        self.layoff_masks = s.layoff_masks
+        self.layoff_set, self.layoff_low, self.layoff_high = s.layoff_masks
+        self.layoff_any = self.layoff_set | self.layoff_low | self.layoff_high
         kn = 0
         for q, k in enumerate(s.known):
             if q != p:
@@ -532,14 +524,8 @@ class SearchAgent:
     def discard_candidates(self, v: PlayerView) -> list[int]:
         """Discard ids worth searching: the discardable cards that the best meld partition
         and the lay-offs leave as deadwood (all discardable cards when none is)."""
-        _, ids = best_partition(v.hand, v.aces, v.ace_points)
-        pm = 0
-        for m in ids:
-            pm |= MELD_MASK[m]
-        dead = v.hand & ~pm
-        if v.layoffs:
-            s, lo, hi = _table_after(ids, v.acc_set, v.acc_low, v.acc_high, v.aces)
-            dead &= ~layoff_closure(dead, s, lo, hi, v.aces)
+        _, melded, placed = meld_plan(v.hand, v.aces, v.ace_points, v.layoff_masks if v.layoffs else None)
+        dead = v.hand & ~(melded | placed)
         cand = v.discardable & dead or v.discardable
         return [DISCARD_BASE + c for c in cards_of(cand)]
 

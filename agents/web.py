@@ -566,7 +566,8 @@ def create_app(table: WebTable) -> Any:
     app.state.table = table
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
 
-    def fail(e: Rejected) -> JSONResponse:
+    @app.exception_handler(Rejected)
+    async def rejected(request: Request, e: Rejected) -> JSONResponse:  # every refusal: its status, the reason
         return JSONResponse({"detail": str(e)}, status_code=e.status)
 
     async def body_of(request: Request) -> Any:
@@ -592,43 +593,28 @@ def create_app(table: WebTable) -> Any:
 
     @app.post("/api/new")
     async def new(request: Request) -> JSONResponse:
-        try:
-            return JSONResponse(table.new_match(await body_of(request)))
-        except Rejected as e:
-            return fail(e)
+        return JSONResponse(table.new_match(await body_of(request)))
 
     @app.post("/api/position")
     async def position(request: Request) -> JSONResponse:
-        try:
-            return JSONResponse(table.load_position(await body_of(request)))
-        except Rejected as e:
-            return fail(e)
+        return JSONResponse(table.load_position(await body_of(request)))
 
     @app.get("/api/game/{sid}")
     def get_game(sid: str) -> JSONResponse:
-        try:
-            return JSONResponse(table.answer(sid, table.game(sid), []))
-        except Rejected as e:
-            return fail(e)
+        return JSONResponse(table.answer(sid, table.game(sid), []))
 
     @app.post("/api/game/{sid}/move")
     async def move(sid: str, request: Request) -> JSONResponse:
-        try:
-            g = table.game(sid)
-            body = await body_of(request)
-            frames = g.move(body)
-            return JSONResponse(table.answer(sid, g, frames))
-        except Rejected as e:
-            return fail(e)
+        g = table.game(sid)
+        body = await body_of(request)
+        frames = g.move(body)
+        return JSONResponse(table.answer(sid, g, frames))
 
     @app.post("/api/game/{sid}/next")
     def next_hand(sid: str) -> JSONResponse:
-        try:
-            g = table.game(sid)
-            frames = g.next_hand()
-            return JSONResponse(table.answer(sid, g, frames))
-        except Rejected as e:
-            return fail(e)
+        g = table.game(sid)
+        frames = g.next_hand()
+        return JSONResponse(table.answer(sid, g, frames))
 
     return app
 

@@ -89,27 +89,39 @@ class Result:
 Loop = Callable[[float], tuple[int, int, float]]
 
 
-def _engine_loop(rules: Any, seed: int) -> Loop:
-    from rummy_env import engine
-
-    rng = random.Random(seed)
-    legal_actions, apply, new_game = engine.legal_actions, engine.apply, engine.new_game
+def _whole_hands(play_hand: Callable[[], int]) -> Loop:
+    """The loop around ``play_hand`` (plays one whole hand, returns its decisions):
+    hands one after another until the deadline."""
 
     def run(deadline: float) -> tuple[int, int, float]:
         decisions = hands = 0
         t0 = time.perf_counter()
         while True:
-            st = new_game(rules, seed=rng.getrandbits(63))
-            while not st.hand_over:
-                legal = legal_actions(st)
-                apply(st, legal[rng.randrange(len(legal))])
-                decisions += 1
+            decisions += play_hand()
             hands += 1
             t = time.perf_counter()
             if t >= deadline:
                 return decisions, hands, t - t0
 
     return run
+
+
+def _engine_loop(rules: Any, seed: int) -> Loop:
+    from rummy_env import engine
+
+    rng = random.Random(seed)
+    legal_actions, apply, new_game = engine.legal_actions, engine.apply, engine.new_game
+
+    def play_hand() -> int:
+        decisions = 0
+        st = new_game(rules, seed=rng.getrandbits(63))
+        while not st.hand_over:
+            legal = legal_actions(st)
+            apply(st, legal[rng.randrange(len(legal))])
+            decisions += 1
+        return decisions
+
+    return _whole_hands(play_hand)
 
 
 def _aec_loop(env: Any, seed: int) -> Loop:
@@ -119,25 +131,20 @@ def _aec_loop(env: Any, seed: int) -> Loop:
     rng = random.Random(seed)
     flatnonzero = np.flatnonzero
 
-    def run(deadline: float) -> tuple[int, int, float]:
-        decisions = hands = 0
-        t0 = time.perf_counter()
-        while True:
-            env.reset(seed=rng.getrandbits(31))
-            while env.agents:
-                obs, _, term, trunc, _ = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                legal = flatnonzero(obs["action_mask"])
-                env.step(int(legal[rng.randrange(len(legal))]))
-                decisions += 1
-            hands += 1
-            t = time.perf_counter()
-            if t >= deadline:
-                return decisions, hands, t - t0
+    def play_hand() -> int:
+        decisions = 0
+        env.reset(seed=rng.getrandbits(31))
+        while env.agents:
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.randrange(len(legal))]))
+            decisions += 1
+        return decisions
 
-    return run
+    return _whole_hands(play_hand)
 
 
 def _raw_env_loop(rules: Any, seed: int) -> Loop:
@@ -170,23 +177,17 @@ def _single_loop(rules: Any, seed: int) -> Loop:
 
     inner.step = counting_step
 
-    def run(deadline: float) -> tuple[int, int, float]:
-        hands = 0
-        count[0] = 0
-        t0 = time.perf_counter()
-        while True:
-            env.reset(seed=rng.getrandbits(31))
-            done = False
-            while not done:
-                legal = flatnonzero(env.action_masks())
-                _, _, done, trunc, _ = env.step(int(legal[rng.randrange(len(legal))]))
-                done = done or trunc
-            hands += 1
-            t = time.perf_counter()
-            if t >= deadline:
-                return count[0], hands, t - t0
+    def play_hand() -> int:
+        before = count[0]
+        env.reset(seed=rng.getrandbits(31))
+        done = False
+        while not done:
+            legal = flatnonzero(env.action_masks())
+            _, _, done, trunc, _ = env.step(int(legal[rng.randrange(len(legal))]))
+            done = done or trunc
+        return count[0] - before
 
-    return run
+    return _whole_hands(play_hand)
 
 
 def _pz_gin_loop(players: int, seed: int) -> Loop:
@@ -204,42 +205,35 @@ def _openspiel_loop(players: int, seed: int) -> Loop:
     flatnonzero = np.flatnonzero
     asarray = np.asarray
 
-    def run(deadline: float) -> tuple[int, int, float]:
-        decisions = hands = 0
-        t0 = time.perf_counter()
-        while True:
-            state = game.new_initial_state()
-            while not state.is_terminal():
-                if state.is_chance_node():
-                    outcomes = state.chance_outcomes()
-                    state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
-                    continue
-                p = state.current_player()
-                asarray(state.observation_tensor(p), dtype=np.float32)
-                legal = flatnonzero(asarray(state.legal_actions_mask(p), dtype=np.int8))
-                state.apply_action(int(legal[rng.randrange(len(legal))]))
-                decisions += 1
-            hands += 1
-            t = time.perf_counter()
-            if t >= deadline:
-                return decisions, hands, t - t0
+    def play_hand() -> int:
+        decisions = 0
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                continue
+            p = state.current_player()
+            asarray(state.observation_tensor(p), dtype=np.float32)
+            legal = flatnonzero(asarray(state.legal_actions_mask(p), dtype=np.int8))
+            state.apply_action(int(legal[rng.randrange(len(legal))]))
+            decisions += 1
+        return decisions
 
-    return run
+    return _whole_hands(play_hand)
+
+
+# the loop of each mode: ours take the rules, the peers' games only a player count
+_OUR_LOOPS = {"engine": _engine_loop, "raw_env": _raw_env_loop, "env": _env_loop, "single": _single_loop}
+_PEER_LOOPS = {"pz_gin_rummy": _pz_gin_loop, "openspiel_gin_rummy": _openspiel_loop}
+assert tuple(_OUR_LOOPS) == OUR_MODES and tuple(_PEER_LOOPS) == PEER_MODES
 
 
 def _make_loop(mode: str, rules: Any, players: int, seed: int) -> Loop:
-    if mode == "engine":
-        return _engine_loop(rules, seed)
-    if mode == "raw_env":
-        return _raw_env_loop(rules, seed)
-    if mode == "env":
-        return _env_loop(rules, seed)
-    if mode == "single":
-        return _single_loop(rules, seed)
-    if mode == "pz_gin_rummy":
-        return _pz_gin_loop(players, seed)
-    if mode == "openspiel_gin_rummy":
-        return _openspiel_loop(players, seed)
+    if mode in _OUR_LOOPS:
+        return _OUR_LOOPS[mode](rules, seed)
+    if mode in _PEER_LOOPS:
+        return _PEER_LOOPS[mode](players, seed)
     raise ValueError(f"unknown bench mode {mode!r}; modes: {', '.join(OUR_MODES + PEER_MODES)}")
 
 

@@ -7,11 +7,12 @@
 | meld | 54-422 | ``meld <cards>``, catalogue meld ``id - 54`` (see ``melds.py``) |
 | layoff | 423-578 | ``layoff <card> set|low|high``: ``423 + 3 * card + end`` (end 0 set, 1 low, 2 high) |
 
-The table in the README is generated from ``ACTION_RANGES``.
+The actions table of docs/env.md is generated from ``ACTION_RANGES`` (``python -m rummy_env.docs``).
 """
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 from .cards import CARD_TEXT, NUM_CARDS, CardError, mask_of, parse_card
 from .melds import MELD_ID_BY_MASK, NUM_MELDS, meld_cards_text
@@ -53,17 +54,28 @@ def action_text(action: int) -> str:
     """
     if type(action) is int and 0 <= action < NUM_ACTIONS:
         return ACTION_TEXTS[action]
-    try:  # numpy integers and 0-d integer arrays, as engine.as_action_id; never a bool or a float
+    return ACTION_TEXTS[checked_action_id(action)]
+
+
+def checked_action_id(action: Any, error: type[ValueError] = ValueError) -> int:
+    """``action`` as a plain int in ``0..NUM_ACTIONS-1`` if it is an integer: an ``int``, a
+    numpy integer or a 0-d integer array; never a bool or a float (``action_text`` and
+    ``engine.as_action_id`` take action ids this way).
+
+    Raises:
+        error (``ValueError`` or a subclass of it): any other type, or a value outside
+            ``0..NUM_ACTIONS-1``; the message says what was given and what is allowed.
+    """
+    try:
         if isinstance(action, bool):
             raise TypeError
         a = operator.index(action)
     except TypeError:
-        raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(action)[:50]!r} "
-                         f"({type(action).__name__})") from None
+        raise error(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(action)[:50]!r} "
+                    f"({type(action).__name__})") from None
     if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {a}")
-    action = a
-    return ACTION_TEXTS[action]
+        raise error(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(a)[:50]}")
+    return a
 
 
 def layoff_id(card: int, end: int) -> int:

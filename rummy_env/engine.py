@@ -12,7 +12,6 @@ reading positions (API.md's STATE JSON) is ``state_json.py``.
 """
 from __future__ import annotations
 
-import operator
 import random
 from typing import Any
 
@@ -25,10 +24,11 @@ from .actions import (
     MELD_BASE,
     NUM_ACTIONS,
     action_text,
+    checked_action_id,
     parse_action,
 )
 from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_points
-from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, meld_accepts, melds_in
+from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, meld_layoff_masks, melds_in
 from .rules import Rules
 
 DRAW, PLAY = 0, 1
@@ -87,15 +87,17 @@ class GameState:
         known: per seat, cards it took from the discard pile and still holds.
         discards_by: per seat, cards it discarded this hand.
         hand_over / result / match_over / match_winners: the end of a hand / match.
-        accept: three masks of the cards the table takes as a lay-off on a set,
-            at the low end and at the high end of a run (derived from ``melds``).
+        layoff_masks: ``(layoff_set, layoff_low, layoff_high)``, 52-bit masks of the
+            cards the table takes as a lay-off on a set (its missing 4th card), at the
+            low end and at the high end of a run (derived from ``melds``; RULES.md §3-§4).
+            The observation planes of the same names hold them.
     """
 
     __slots__ = (
         "rules", "hands", "stock", "discard", "melds", "current", "phase", "drawn_from_discard",
         "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
         "known", "discards_by", "hand_over", "result", "match_over", "match_winners",
-        "accept", "payoffs", "rng", "_legal",
+        "layoff_masks", "payoffs", "rng", "_legal",
     )
 
     def copy(self) -> "GameState":
@@ -118,7 +120,7 @@ class GameState:
         s.result = None if self.result is None else dict(self.result)
         s.match_over = self.match_over
         s.match_winners = None if self.match_winners is None else list(self.match_winners)
-        s.accept = self.accept
+        s.layoff_masks = self.layoff_masks
         s.payoffs = list(self.payoffs)
         s.rng = random.Random()
         s.rng.setstate(self.rng.getstate())
@@ -177,7 +179,7 @@ def _deal(s: GameState) -> None:
     s.discard = [deck[k * n]]
     s.stock = deck[k * n + 1:][::-1]  # top at the end
     s.melds = []
-    s.accept = (0, 0, 0)
+    s.layoff_masks = (0, 0, 0)
     s.current = (s.dealer + 1) % n
     s.phase = DRAW
     s.drawn_from_discard = -1
@@ -196,16 +198,16 @@ def _deal(s: GameState) -> None:
 
 # ---------------------------------------------------------------- table arithmetic
 
-def _compute_accept(melds: list[Meld], aces: str) -> tuple[int, int, int]:
-    """Masks of the cards the table takes (``GameState.accept``): on a set, at a run's low
-    end, at its high end; ``melds.meld_accepts`` of each meld."""
-    acc_set = acc_low = acc_high = 0
+def _layoff_masks(melds: list[Meld], aces: str) -> tuple[int, int, int]:
+    """Masks of the cards the table takes (``GameState.layoff_masks``): on a set, at a run's low
+    end, at its high end; ``melds.meld_layoff_masks`` of each meld."""
+    layoff_set = layoff_low = layoff_high = 0
     for m in melds:
-        a, b, c = meld_accepts(m.kind, m.key, m.mask, m.lo, m.hi, aces)
-        acc_set |= a
-        acc_low |= b
-        acc_high |= c
-    return acc_set, acc_low, acc_high
+        a, b, c = meld_layoff_masks(m.kind, m.key, m.mask, m.lo, m.hi, aces)
+        layoff_set |= a
+        layoff_low |= b
+        layoff_high |= c
+    return layoff_set, layoff_low, layoff_high
 
 
 def _can_recycle(s: GameState) -> bool:
@@ -277,8 +279,8 @@ def legal_actions(state: GameState) -> list[int]:
     f = state.drawn_from_discard
     fbit = 0 if f < 0 else 1 << f
     must = rules.must_discard_to_go_out
-    acc_set, acc_low, acc_high = state.accept
-    acc_any = acc_set | acc_low | acc_high
+    layoff_set, layoff_low, layoff_high = state.layoff_masks
+    layoff_any = layoff_set | layoff_low | layoff_high
     out = []
     for k, b in enumerate((hand & ~fbit).to_bytes(7, "little")):  # discards, a byte of cards at a time
         if b:
@@ -288,18 +290,18 @@ def legal_actions(state: GameState) -> list[int]:
         if rest & ~fbit or _finishable(rest, fbit, _takes_after_meld(state, mid, f), must):
             out.append(MELD_BASE + mid)
     if rules.layoffs:
-        h = hand & acc_any
+        h = hand & layoff_any
         while h:
             low = h & -h
             c = low.bit_length() - 1
             h ^= low
             rest = hand & ~low
             b = LAYOFF_BASE + 3 * c
-            for end, acc in enumerate((acc_set, acc_low, acc_high)):
+            for end, takes in enumerate((layoff_set, layoff_low, layoff_high)):
                 # each end separately: which end the card goes to decides what the
                 # table takes next (e.g. the taken discard may fit only after it)
-                if acc & low and (rest & ~fbit or _finishable(
-                        rest, fbit, bool(fbit & _accept_after_layoff(state, c, end)), must)):
+                if takes & low and (rest & ~fbit or _finishable(
+                        rest, fbit, bool(fbit & _takes_after_layoff(state, c, end)), must)):
                     out.append(b + end)
     out.sort()
     state._legal = out
@@ -311,15 +313,15 @@ def _takes_after_meld(state: GameState, mid: int, card: int) -> bool:
     if card < 0 or not state.rules.layoffs:
         return False
     melds = state.melds + [_meld_from_id(mid)]
-    a, b, c = _compute_accept(melds, state.rules.aces)
+    a, b, c = _layoff_masks(melds, state.rules.aces)
     return bool((a | b | c) >> card & 1)
 
 
-def _accept_after_layoff(state: GameState, card: int, end: int) -> int:
-    """Union of the table's accept masks after laying ``card`` off at ``end``."""
+def _takes_after_layoff(state: GameState, card: int, end: int) -> int:
+    """Union of the table's lay-off masks after laying ``card`` off at ``end``."""
     trial = [m.copy() for m in state.melds]
     _do_layoff(trial, card, end)
-    a, b, c = _compute_accept(trial, state.rules.aces)
+    a, b, c = _layoff_masks(trial, state.rules.aces)
     return a | b | c
 
 
@@ -360,16 +362,7 @@ def as_action_id(action: Any) -> int:
     """
     if type(action) is int and 0 <= action < NUM_ACTIONS:
         return action
-    try:
-        if isinstance(action, bool):
-            raise TypeError
-        a = operator.index(action)
-    except TypeError:
-        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(action)[:50]!r} "
-                                 f"({type(action).__name__})") from None
-    if not 0 <= a < NUM_ACTIONS:
-        raise IllegalActionError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {str(a)[:50]}")
-    return a
+    return checked_action_id(action, IllegalActionError)
 
 
 def apply(state: GameState, action: int) -> None:
@@ -428,7 +421,7 @@ def apply(state: GameState, action: int) -> None:
     state.hands[p] &= ~mask
     state.known[p] &= ~mask
     state.melded_this_turn = True
-    state.accept = _compute_accept(state.melds, state.rules.aces)
+    state.layoff_masks = _layoff_masks(state.melds, state.rules.aces)
     if not state.hands[p]:
         _end_hand(state, "out", p, by_discard=False)
 
@@ -495,7 +488,7 @@ def _illegal_reason(state: GameState, action: Any) -> str:
         return f"{text!r} is illegal: lay-offs are switched off at this table"
     if not hand >> c & 1:
         return f"{text!r} is illegal: {CARD_TEXT[c]} is not in {who}'s hand"
-    if not state.accept[end] >> c & 1:
+    if not state.layoff_masks[end] >> c & 1:
         where = ("no set on the table takes it" if end == 0 else
                  f"no run on the table has its {LAYOFF_ENDS[end]} end next to it")
         return f"{text!r} is illegal: {where}"
@@ -579,7 +572,7 @@ def action_id(state: GameState, text: str) -> int:
     a = parse_action(text)
     if isinstance(a, tuple):
         card = a[1]
-        ends = [e for e in range(3) if state.accept[e] >> card & 1]
+        ends = [e for e in range(3) if state.layoff_masks[e] >> card & 1]
         if len(ends) != 1:
             where = ("no meld on the table can take " if not ends else "more than one meld can take ")
             raise ValueError(f"{text!r}: {where}{CARD_TEXT[card]}; say 'layoff {CARD_TEXT[card]} set|low|high'")

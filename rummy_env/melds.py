@@ -164,12 +164,12 @@ def meld_of_cards(mask: int, aces: str) -> int:
 
 # ---------------------------------------------------------------- lay-offs (RULES.md §3-§4)
 
-def meld_accepts(kind: int, key: int, mask: int, lo: int, hi: int, aces: str) -> tuple[int, int, int]:
+def meld_layoff_masks(kind: int, key: int, mask: int, lo: int, hi: int, aces: str) -> tuple[int, int, int]:
     """The lay-off masks of one meld on the table: ``(layoff_set, layoff_low, layoff_high)``,
     the cards it takes as its missing 4th card (a 3-card set), at a run's low end and at
     its high end (runs never wrap; ``aces`` decides whether an ace extends an end).
     ``kind``/``key``/``mask``/``lo``/``hi`` as the catalogue's ``MELD_*`` (positions
-    ``0..13``, 13 = ace high). The engine (``GameState.accept``) and the heuristic use it."""
+    ``0..13``, 13 = ace high). The engine (``GameState.layoff_masks``) and the heuristic use it."""
     if kind == SET:
         return (RANK_MASKS[key] & ~mask if mask.bit_count() == 3 else 0), 0, 0
     if hi - lo + 1 >= 13:
@@ -185,11 +185,11 @@ def meld_accepts(kind: int, key: int, mask: int, lo: int, hi: int, aces: str) ->
     return 0, low, high
 
 
-def accepts_after(meld_ids, layoff_set: int, layoff_low: int, layoff_high: int, aces: str) -> tuple[int, int, int]:
-    """The table's lay-off masks once the catalogue melds ``meld_ids`` join it (``meld_accepts``
+def layoff_masks_after(meld_ids, layoff_set: int, layoff_low: int, layoff_high: int, aces: str) -> tuple[int, int, int]:
+    """The table's lay-off masks once the catalogue melds ``meld_ids`` join it (``meld_layoff_masks``
     of each, added to the given masks)."""
     for m in meld_ids:
-        a, b, c = meld_accepts(MELD_KIND[m], MELD_KEY[m], MELD_MASK[m], MELD_LO[m], MELD_HI[m], aces)
+        a, b, c = meld_layoff_masks(MELD_KIND[m], MELD_KEY[m], MELD_MASK[m], MELD_LO[m], MELD_HI[m], aces)
         layoff_set |= a
         layoff_low |= b
         layoff_high |= c

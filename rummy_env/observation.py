@@ -16,7 +16,7 @@ Only what the seat may see is encoded: its own hand, the public table, the publi
 discard history, and what each other seat is known to hold (cards it took from the
 discard pile and still holds). The stock order and the other hands never enter.
 
-The README's observation table is generated from ``layout(n)``.
+The observation table of docs/env.md is generated from ``layout(n)`` (``python -m rummy_env.docs``).
 """
 from __future__ import annotations
 
@@ -209,11 +209,11 @@ class Encoder:
         table = 0
         for m in state.melds:
             table |= m.mask
-        acc = state.accept
+        layoff_set, layoff_low, layoff_high = state.layoff_masks
         f = state.drawn_from_discard
         order = self.order[seat]
         planes = (state.hands[seat] | up << 52 | below << 104 | (bit[f] << 156 if f >= 0 else 0)
-                  | table << 208 | acc[0] << 260 | acc[1] << 312 | acc[2] << 364)
+                  | table << 208 | layoff_set << 260 | layoff_low << 312 | layoff_high << 364)
         known, dby = state.known, state.discards_by
         sh = 416
         for q in order:
@@ -305,7 +305,8 @@ class PlayerView:
     Attributes (cards are ints 0..51; card sets are 52-bit int masks):
         n: number of players. ``opp`` lists below are indexed ``k - 1`` for the
             seat ``k`` places after this one in turn order.
-        hand, table, discard_below, acc_set, acc_low, acc_high, acc: masks (``acc``
+        hand, table, discard_below, layoff_set, layoff_low, layoff_high, layoff_any:
+            masks (the ``layoff_*`` planes, as ``GameState.layoff_masks``; ``layoff_any``
             is every card the table takes as a lay-off).
         upcard, drawn: the top discard / the card taken from the discard pile this
             turn, or -1.
@@ -329,7 +330,7 @@ class PlayerView:
     """
 
     __slots__ = (
-        "n", "hand", "upcard", "discard_below", "drawn", "table", "acc_set", "acc_low", "acc_high", "acc",
+        "n", "hand", "upcard", "discard_below", "drawn", "table", "layoff_set", "layoff_low", "layoff_high", "layoff_any",
         "opp_known", "opp_discards", "opp_hand_size", "opp_has_melded", "opp_score",
         "is_mover", "phase", "stock_size", "recycles", "recycle_left", "turn_frac", "has_melded",
         "score", "target", "aces", "ace_points", "layoffs", "must_discard", "rummy_multiplier",
@@ -337,6 +338,11 @@ class PlayerView:
         "lowest_deadwood", "cards_dealt", "legal", "can_draw_stock", "can_draw_discard",
         "discardable", "meld_actions", "layoff_actions",
     )
+
+    @property
+    def layoff_masks(self) -> tuple[int, int, int]:
+        """``(layoff_set, layoff_low, layoff_high)``, as ``GameState.layoff_masks``."""
+        return self.layoff_set, self.layoff_low, self.layoff_high
 
     def __init__(self, observation: np.ndarray, action_mask: np.ndarray) -> None:
         obs = np.asarray(observation)
@@ -361,8 +367,8 @@ class PlayerView:
         self.discard_below = m[p["discard_below"]]
         self.drawn = m[p["drawn_from_discard"]].bit_length() - 1
         self.table = m[p["table"]]
-        self.acc_set, self.acc_low, self.acc_high = m[p["layoff_set"]], m[p["layoff_low"]], m[p["layoff_high"]]
-        self.acc = self.acc_set | self.acc_low | self.acc_high
+        self.layoff_set, self.layoff_low, self.layoff_high = m[p["layoff_set"]], m[p["layoff_low"]], m[p["layoff_high"]]
+        self.layoff_any = self.layoff_set | self.layoff_low | self.layoff_high
         self.opp_known = [m[i] for i in ix.opp_known]
         self.opp_discards = [m[i] for i in ix.opp_discards]
         s = obs[ix.first:].tolist()  # every scalar, indexed by ix.rel (name -> position)

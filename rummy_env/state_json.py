@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, parse_card
-from .engine import DRAW, PHASES, PLAY, GameState, _compute_accept, _finishable, _meld_from_id, _start_turn
+from .engine import DRAW, PHASES, PLAY, GameState, _layoff_masks, _finishable, _meld_from_id, _start_turn
 from .melds import meld_of_cards
 from .rules import Rules
 
@@ -202,7 +202,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     s.stock = stock[::-1]
     s.discard = discard
     s.melds = melds
-    s.accept = _compute_accept(melds, rules.aces)
+    s.layoff_masks = _layoff_masks(melds, rules.aces)
     s.current, s.phase, s.drawn_from_discard = cur, phase, f
     s.has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
     mtt = obj.get("melded_this_turn", False)
@@ -280,7 +280,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         else:
             hand = s.hands[cur]
             fbit = 0 if f < 0 else 1 << f
-            layoff_ok = rules.layoffs and bool(fbit & (s.accept[0] | s.accept[1] | s.accept[2]))
+            layoff_ok = rules.layoffs and bool(fbit & (s.layoff_masks[0] | s.layoff_masks[1] | s.layoff_masks[2]))
             if not _finishable(hand, fbit, layoff_ok, rules.must_discard_to_go_out):
                 raise _err("the mover holds only the card taken from the discard pile and cannot finish the turn")
     if not hand_over and phase == DRAW and not stock and rules.dry_trigger == "on_empty":

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from rummy_env import engine, state_json
 from rummy_env.cards import CARD_TEXT, parse_card
 
@@ -80,3 +82,18 @@ def table(preset: str, hands: list[list[str]], discard: list[str], melds: list[l
         raise AssertionError(f"hand sizes cannot add up: {total} cards for {n} players")
     rules = {"preset": preset, "num_players": n, "hand_size": total // n, **(over or {})}
     return position(rules, hands, discard, melds, phase=phase, **kw)
+
+
+def assert_illegal(state: engine.GameState, text: str, *reasons: str) -> str:
+    """Applying the action ``text`` raises ``IllegalActionError`` (a ``ValueError``) whose
+    message names ``text`` and every one of ``reasons``, and leaves ``state`` as it was
+    (its STATE JSON unchanged; API.md: bad input changes nothing). Returns the message."""
+    before = state_json.to_json(state)
+    with pytest.raises(engine.IllegalActionError) as e:
+        engine.apply(state, engine.action_id(state, text))
+    msg = str(e.value)
+    assert isinstance(e.value, ValueError)
+    for part in (text, *reasons):
+        assert part in msg, (part, msg)
+    assert state_json.to_json(state) == before
+    return msg

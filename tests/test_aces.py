@@ -1,7 +1,7 @@
 """RULES.md §4: aces low, high or either way; runs never wrap; the 13-card suit."""
 import pytest
 
-from helpers import legal_texts, play, table
+from helpers import assert_illegal, legal_texts, play, table
 from rummy_env import engine, state_json
 
 
@@ -31,11 +31,7 @@ def test_which_ace_runs_are_melds(aces, a23, qka):
 def test_the_forbidden_ace_run_is_illegal_with_a_reason(aces):
     s = hand_with(["AH", "2H", "3H", "QH", "KH", "7S"], aces)
     bad = "meld QH KH AH" if aces == "low" else "meld AH 2H 3H"
-    before = state_json.to_json(s)
-    with pytest.raises(engine.IllegalActionError) as e:
-        engine.apply(s, engine.action_id(s, bad))
-    assert bad in str(e.value) and aces in str(e.value)
-    assert state_json.to_json(s) == before
+    assert_illegal(s, bad, aces)
 
 
 @pytest.mark.parametrize("aces", ["low", "high", "either"])
@@ -56,6 +52,15 @@ def test_qka_and_a23_as_melds_in_a_position(aces):
               has_melded=[True, True])
 
 
+def after_drawing_2c(hands, melds, aces):
+    """A classic 2-player position with ``melds`` on the table (both seats have melded):
+    seat 0 draws 2C from the stock. Returns the position and the legal action texts."""
+    s = table("classic", hands, discard=["QC"], melds=melds, over={"aces": aces}, stock_top=["2C"],
+              has_melded=[True, True])
+    play(s, "draw stock")
+    return s, legal_texts(s)
+
+
 @pytest.mark.parametrize(
     "aces,low_end_ace,high_end_ace",
     [("low", True, False), ("high", False, True), ("either", True, True)],
@@ -63,10 +68,7 @@ def test_qka_and_a23_as_melds_in_a_position(aces):
 def test_ace_layoffs_at_each_end(aces, low_end_ace, high_end_ace):
     # 2H-3H-4H could take AH below; JS-QS-KS could take AS above
     hands = [["AH", "AS", "7D"], ["KD", "9C", "5S"]]
-    s = table("classic", hands, discard=["QC"], melds=[["2H", "3H", "4H"], ["JS", "QS", "KS"]],
-              over={"aces": aces}, stock_top=["2C"], has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [["2H", "3H", "4H"], ["JS", "QS", "KS"]], aces)
     assert ("layoff AH low" in texts) == low_end_ace
     assert ("layoff AS high" in texts) == high_end_ace
     assert "layoff AH high" not in texts and "layoff AS low" not in texts
@@ -75,10 +77,7 @@ def test_ace_layoffs_at_each_end(aces, low_end_ace, high_end_ace):
 @pytest.mark.parametrize("aces", ["low", "either"])
 def test_a23_takes_four_but_nothing_below_the_ace(aces):
     hands = [["4H", "KH", "7D"], ["KD", "9C", "5S"]]
-    s = table("classic", hands, discard=["QC"], melds=[["AH", "2H", "3H"], ["JS", "QS", "KS"]],
-              over={"aces": aces}, stock_top=["2C"], has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [["AH", "2H", "3H"], ["JS", "QS", "KS"]], aces)
     assert "layoff 4H high" in texts
     assert "layoff KH low" not in texts  # no wrap: K-A-2-3 is not a run
 
@@ -86,10 +85,7 @@ def test_a23_takes_four_but_nothing_below_the_ace(aces):
 @pytest.mark.parametrize("aces", ["high", "either"])
 def test_qka_takes_jack_but_nothing_above_the_ace(aces):
     hands = [["JH", "2H", "7D"], ["KD", "9C", "8S"]]
-    s = table("classic", hands, discard=["QC"], melds=[["QH", "KH", "AH"], ["3S", "4S", "5S"]],
-              over={"aces": aces}, stock_top=["2C"], has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [["QH", "KH", "AH"], ["3S", "4S", "5S"]], aces)
     assert "layoff JH low" in texts
     assert "layoff 2H high" not in texts  # no wrap: Q-K-A-2 is not a run
     play(s, "layoff JH low")
@@ -100,10 +96,7 @@ def test_aces_either_ace_fits_both_ends_of_two_to_king():
     # 2H..KH (12 cards) takes AH below (A..K) or above (2..A) when aces go either way
     run = ["2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH", "KH"]
     hands = [["AH", "7D", "8D"], ["KD", "9C", "5S", "4S", "6S", "8S", "TS", "JS", "3C"]]
-    s = table("classic", hands, discard=["QC"], melds=[run], over={"aces": "either"}, stock_top=["2C"],
-              has_melded=[True, True])
-    play(s, "draw stock")
-    texts = legal_texts(s)
+    s, texts = after_drawing_2c(hands, [run], "either")
     assert "layoff AH low" in texts and "layoff AH high" in texts
     with pytest.raises(ValueError) as e:
         engine.action_id(s, "layoff AH")
@@ -132,7 +125,7 @@ def test_thirteen_card_suit_by_layoff_takes_nothing_and_round_trips(aces, end):
     play(s, f"layoff AH {end}")
     meld = state_json.to_json(s)["melds"][0]
     assert sorted(meld) == sorted(c + "H" for c in "A23456789TJQK")
-    assert s.accept == (0, 0, 0)  # a full suit takes no lay-off at either end
+    assert s.layoff_masks == (0, 0, 0)  # a full suit takes no lay-off at either end
     j = state_json.to_json(s)
     assert state_json.to_json(state_json.from_json(j)) == j
 
@@ -156,12 +149,10 @@ def test_thirteen_card_suit_completed_at_the_low_end_with_aces_high():
     # aces high: 3H..KH AH (12 cards) takes 2H below, making the suit 2..A
     run = ["3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH", "KH", "AH"]
     hands = [["2H", "7D", "8D"], ["KD", "9C", "5S", "4S", "6S", "8S", "TS", "JS", "3C"]]
-    s = table("classic", hands, discard=["QC"], melds=[run], over={"aces": "high"}, stock_top=["2C"],
-              has_melded=[True, True])
-    play(s, "draw stock")
-    assert "layoff 2H low" in legal_texts(s) and "layoff 2H high" not in legal_texts(s)
+    s, texts = after_drawing_2c(hands, [run], "high")
+    assert "layoff 2H low" in texts and "layoff 2H high" not in texts
     play(s, "layoff 2H low")
     assert sorted(state_json.to_json(s)["melds"][0]) == sorted(c + "H" for c in "A23456789TJQK")
-    assert s.accept == (0, 0, 0)
+    assert s.layoff_masks == (0, 0, 0)
     j = state_json.to_json(s)
     assert state_json.to_json(state_json.from_json(j)) == j

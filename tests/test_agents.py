@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from rummy_env.agents import AGENT_NAMES, GreedyAgent, HeuristicAgent, PlayerView, RandomAgent, make_agent
-from rummy_env.agents.scripted import best_partition, layoff_closure, partial_mask
 from rummy_env import Rules, engine, state_json
-from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS, action_text
+from rummy_env.actions import DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS, action_text
 from rummy_env.cards import CARD_TEXT, mask_of, parse_card, parse_cards
 from rummy_env.observation import Encoder, obs_size
 from rummy_env.eval.tournament import play_game
@@ -55,7 +54,7 @@ def test_view_decodes_the_declared_layout():
     assert v.hand == mask_of(parse_cards(pos["hands"][0]))
     assert v.upcard == parse_card("3S") and v.discard_below == mask_of([parse_card("2S")])
     assert v.table == mask_of(parse_cards(["KC", "KD", "KH"]))
-    assert v.acc_set == mask_of([parse_card("KS")]) and v.acc_low == v.acc_high == 0
+    assert v.layoff_set == mask_of([parse_card("KS")]) and v.layoff_low == v.layoff_high == 0
     assert v.opp_known == [mask_of([parse_card("JH")])]
     assert v.opp_discards == [0]
     assert v.opp_hand_size == [7] and v.opp_has_melded == [True] and not v.has_melded
@@ -86,29 +85,6 @@ def test_action_mask_marks_exactly_the_legal_ids():
     rows = np.zeros((2, NUM_ACTIONS), dtype=bool)
     action_mask([1], out=rows[1])
     assert np.flatnonzero(rows[1]).tolist() == [1] and not rows[0].any()
-
-
-# ----------------------------------------------------------------- helpers by hand
-
-def test_best_partition_prefers_least_deadwood():
-    # 7H 8H 9H + 7C 7D: the run (24 points) or the set 7C 7D 7H (21): the run wins
-    hand = mask_of(parse_cards(["7H", "8H", "9H", "7C", "7D"]))
-    pts, ids = best_partition(hand, "low")
-    assert pts == 24 and len(ids) == 1
-    # add 7S: now set 7C 7D 7S (21) and run 7H 8H 9H (24) both fit: 45
-    pts, ids = best_partition(hand | mask_of([parse_card("7S")]), "low")
-    assert pts == 45 and len(ids) == 2
-
-
-def test_partial_mask_and_layoff_closure():
-    hand = mask_of(parse_cards(["5D", "5H", "2C", "4C", "KS", "AS", "9H"]))
-    # pairs: 5D 5H; same suit within two: 2C 4C; KS-AS only when aces play high
-    assert partial_mask(hand, "low") == mask_of(parse_cards(["5D", "5H", "2C", "4C"]))
-    assert partial_mask(hand, "either") == mask_of(parse_cards(["5D", "5H", "2C", "4C", "KS", "AS"]))
-    # a run 4H 5H 6H takes 3H (low) and 7H (high); after 7H, 8H too
-    cards = mask_of(parse_cards(["7H", "8H", "TH"]))
-    placed = layoff_closure(cards, 0, mask_of([parse_card("3H")]), mask_of([parse_card("7H")]), "low")
-    assert placed == mask_of(parse_cards(["7H", "8H"]))
 
 
 # ----------------------------------------------------------------- greedy, by its rule

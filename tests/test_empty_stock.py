@@ -174,16 +174,24 @@ def test_on_empty_snapshot_with_empty_stock_at_a_draw_recycles_before_the_draw()
 
 # ---------------------------------------------------------------- dry hands: void / lowest deadwood
 
-@pytest.mark.parametrize("trigger", ["on_empty", "on_request"])
-@pytest.mark.parametrize("scoring", ["winner_takes", "penalty"])
-def test_dry_hand_lowest_deadwood(trigger, scoring):
-    over = dict(dry_hand="lowest_deadwood", max_recycles=0, scoring=scoring)
+def stock_runs_dry(trigger, **over):
+    """The "deadwood" preset's position with an empty stock, played to the moment the
+    stock runs dry: with ``on_empty`` player 3 discards TD (player 0 would draw next),
+    with ``on_request`` player 0 asks to draw from the empty stock."""
     if trigger == "on_empty":
         s = before_turn("deadwood", **over)
         play(s, "discard TD")
     else:
         s = at_draw("deadwood", **over)
         play(s, "draw stock")
+    return s
+
+
+@pytest.mark.parametrize("trigger", ["on_empty", "on_request"])
+@pytest.mark.parametrize("scoring", ["winner_takes", "penalty"])
+def test_dry_hand_lowest_deadwood(trigger, scoring):
+    over = dict(dry_hand="lowest_deadwood", max_recycles=0, scoring=scoring)
+    s = stock_runs_dry(trigger, **over)
     assert s.hand_over
     r = s.result
     # player 0 has the lowest deadwood (9) and collects 41 + 39 + 21 = 101
@@ -198,12 +206,7 @@ def test_dry_hand_lowest_deadwood(trigger, scoring):
 @pytest.mark.parametrize("trigger", ["on_empty", "on_request"])
 def test_dry_hand_void(trigger):
     over = dict(dry_hand="void", max_recycles=0, dry_trigger=trigger)
-    if trigger == "on_empty":
-        s = before_turn("deadwood", **over)
-        play(s, "discard TD")
-    else:
-        s = at_draw("deadwood", **over)
-        play(s, "draw stock")
+    s = stock_runs_dry(trigger, **over)
     r = s.result
     assert (r["outcome"], r["winner"], r["points"]) == ("dry", None, [0, 0, 0, 0])
     assert s.scores == [0, 0, 0, 0] and s.payoffs == [0, 0, 0, 0]

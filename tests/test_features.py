@@ -17,9 +17,9 @@ NAMES = ["same", "m2", "m1", "p1", "p2", "in_set", "in_run"]
 
 
 def _obs(hand: list[str], upcard: str | None, aces: str, table: list[str] = (),
-         accept: list[str] = (), layoffs: bool = True) -> np.ndarray:
+         layoff: list[str] = (), layoffs: bool = True) -> np.ndarray:
     o = np.zeros(obs_size(2), dtype=np.float32)
-    for c in accept:  # cards a meld on the table takes (the set plane; the run planes count the same)
+    for c in layoff:  # cards a meld on the table takes (the set plane; the run planes count the same)
         o[OFF["layoff_set"].start + parse_card(c)] = 1
     o[OFF["rule_layoffs"].start] = float(layoffs)
     for c in hand:
@@ -70,7 +70,7 @@ def test_sets_and_runs(aces, runs, runs_up):
     assert _cards(f["hand_up"]) == set(HAND) | {"4C"}
 
 
-@pytest.mark.parametrize("aces,accept,layoffs,loose,up_loose", [
+@pytest.mark.parametrize("aces,layoff,layoffs,loose,up_loose", [
     # sets 5D 5H 5S, run AC 2C 3C (AC-4C with the upcard): QS KS AH 2H KH are loose
     ("low", [], True, {"QS", "KS", "AH", "2H", "KH"}, {"QS", "KS", "AH", "2H", "KH"}),
     # the table takes QS and KH: they can be laid off, so they are not loose
@@ -80,8 +80,8 @@ def test_sets_and_runs(aces, runs, runs_up):
     # aces high: A-2-3 of clubs is no run, 2C-3C-4C is one with the upcard
     ("high", ["QS", "KH"], True, {"AC", "2C", "3C", "KS", "AH", "2H"}, {"AC", "KS", "AH", "2H"}),
 ])
-def test_loose_cards_and_their_count(aces, accept, layoffs, loose, up_loose):
-    f = _features(_obs(HAND, "4C", aces, accept=accept, layoffs=layoffs))
+def test_loose_cards_and_their_count(aces, layoff, layoffs, loose, up_loose):
+    f = _features(_obs(HAND, "4C", aces, layoff=layoff, layoffs=layoffs))
     assert _cards(f["loose"]) == loose
     assert _cards(f["up_loose"]) == up_loose
     onehot = [0.0] * 6

@@ -1,7 +1,7 @@
-"""The layering the README states, checked statically over the source (``ast``, no imports).
+"""The layering docs/architecture.md states, checked statically over the source (``ast``, no imports).
 
-Core modules, in order: cards, melds, rules, actions, engine, state_json, observation,
-env, single_agent; each imports only earlier ones. Then the packages: ``agents``
+Core modules, in order: cards, melds, meld_analysis, rules, actions, engine, state_json,
+observation, env, single_agent; each imports only earlier ones. Then the packages: ``agents``
 imports only the core; ``eval`` the core and ``agents``; ``train`` the core,
 ``agents`` and ``eval`` (the web table, an application like the cli, may import
 every layer). Every ``import`` statement counts, also the ones inside
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("cards", "melds", "rules", "actions", "engine", "state_json", "observation", "env", "single_agent")
+CORE = ("cards", "melds", "meld_analysis", "rules", "actions", "engine", "state_json", "observation", "env", "single_agent")
 # core modules outside the chain: what each may import
 CORE_EXTRA = {
     "rummy_v0": set(CORE[: CORE.index("env") + 1]),

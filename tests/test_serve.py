@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 import httpx
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 from policy_helpers import tiny_policy
+from server_helpers import running_server
 from rummy_env import rummy_v0
 
 
@@ -22,19 +22,10 @@ def server():
     from rummy_env.agents.serve import make_server
 
     pol = tiny_policy()
-    srv = make_server(pol["export"], port=0, log_level="warning")
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.time() + 20
-    while not srv.started:
-        assert time.time() < deadline, "server did not start"
-        time.sleep(0.02)
-    addrs = [s.getsockname() for sv in srv.servers for s in sv.sockets]
-    host, port = addrs[0][:2]
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-        yield {"client": client, "addrs": addrs, "export": pol["export"], "model": pol["model"]}
-    srv.should_exit = True
-    t.join(10)
+    with running_server(make_server(pol["export"], port=0, log_level="warning")) as addrs:
+        host, port = addrs[0][:2]
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            yield {"client": client, "addrs": addrs, "export": pol["export"], "model": pol["model"]}
 
 
 def position_after(seed, steps):

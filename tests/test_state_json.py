@@ -31,13 +31,21 @@ def good():
     }
 
 
-def bad(msg_parts, **changes):
-    obj = good()
-    obj.update(changes)
+def rejected(obj, *parts):
+    """``state_json.from_json(obj)`` raises a ``ValueError`` whose message names every one
+    of ``parts``."""
     with pytest.raises(ValueError) as e:
         state_json.from_json(obj)
-    for part in msg_parts:
+    for part in parts:
         assert part in str(e.value), (part, str(e.value))
+
+
+def bad(msg_parts, **changes):
+    """``good()`` with its top-level fields replaced by ``changes`` is rejected, the
+    message naming every one of ``msg_parts``."""
+    obj = good()
+    obj.update(changes)
+    rejected(obj, *msg_parts)
 
 
 def test_good_position_loads():
@@ -48,26 +56,20 @@ def test_good_position_loads():
 def test_a_card_missing():
     obj = good()
     obj["stock"].remove("2S")
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "2S" in str(e.value) and "missing" in str(e.value)
+    rejected(obj, "2S", "missing")
 
 
 def test_a_card_twice():
     obj = good()
     obj["stock"].append("KS")  # also in hands[0]
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "KS" in str(e.value) and "twice" in str(e.value)
+    rejected(obj, "KS", "twice")
 
 
 def test_a_card_twice_within_a_hand():
     obj = good()
     obj["stock"].remove("2S")
     obj["hands"][1] = obj["hands"][1][:-1] + ["2S", "2S"]
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "2S" in str(e.value) and "twice" in str(e.value)
+    rejected(obj, "2S", "twice")
 
 
 @pytest.mark.parametrize("meld", [["JS", "JD"], ["JS", "JD", "QH"], ["JS", "QS", "AS"], ["KS", "AS", "2S"]])
@@ -76,45 +78,35 @@ def test_a_bad_meld(meld):
     obj["hands"][0] = [c for c in P0 if c not in meld]
     obj["melds"] = [meld]
     obj["stock"] = rest_of_deck(obj["hands"][0], P1, ["TD", "6H"], meld)
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "melds[0]" in str(e.value)
+    rejected(obj, "melds[0]")
 
 
 def test_a_bad_meld_is_named_even_when_counts_fit():
     obj = good()
     obj["melds"] = [["JS", "JD", "QH"]]
     obj["stock"] = rest_of_deck(P0, P1, ["TD", "6H"], ["JS", "JD", "QH"])
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "melds[0]" in str(e.value) and "not a meld" in str(e.value)
+    rejected(obj, "melds[0]", "not a meld")
 
 
 def test_impossible_hand_size():
     obj = good()
     obj["hands"][0] = P0 + ["2S"]  # 11 cards before the draw
     obj["stock"].remove("2S")
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "hands[0]" in str(e.value) and "11" in str(e.value)
+    rejected(obj, "hands[0]", "11")
 
 
 def test_hand_sizes_that_do_not_match_the_melds():
     obj = good()
     obj["hands"][1] = P1[:-1]  # 6 cards but only 3 melded
     obj["stock"].append(P1[-1])
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "melds" in str(e.value)
+    rejected(obj, "melds")
 
 
 def test_an_empty_hand_while_the_hand_is_on():
     obj = good()
     obj["hands"][0] = []
     obj["stock"] += P0
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "hands[0]" in str(e.value)
+    rejected(obj, "hands[0]")
 
 
 @pytest.mark.parametrize("phase", ["meld", "Draw", None, 0])
@@ -130,9 +122,7 @@ def test_unknown_field():
 def test_missing_required_field(field):
     obj = good()
     del obj[field]
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert field in str(e.value)
+    rejected(obj, field)
 
 
 @pytest.mark.parametrize("cp", [2, -1, "0", True])
@@ -143,17 +133,13 @@ def test_bad_current_player(cp):
 def test_bad_card_text():
     obj = good()
     obj["hands"][0] = obj["hands"][0][:-1] + ["ZZ"]
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "hands[0]" in str(e.value) and "ZZ" in str(e.value)
+    rejected(obj, "hands[0]", "ZZ")
 
 
 def test_wrong_number_of_hands():
     obj = good()
     obj["rules"] = {"preset": "turnover", "num_players": 3}
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "hands" in str(e.value) and "3" in str(e.value)
+    rejected(obj, "hands", "3")
 
 
 def test_bad_rules():
@@ -173,9 +159,7 @@ def test_drawn_from_discard_not_in_hand():
     obj["discard"] = ["TD"]
     obj["drawn_from_discard"] = "TD"
     obj["stock"] = rest_of_deck(P0, P1, ["TD", "6H"], ["JS", "JD", "JH"])
-    with pytest.raises(ValueError) as e:
-        state_json.from_json(obj)
-    assert "drawn_from_discard" in str(e.value)
+    rejected(obj, "drawn_from_discard")
     obj["drawn_from_discard"] = "6H"
     s = state_json.from_json(obj)
     assert s.drawn_from_discard == parse_card("6H")

@@ -14,7 +14,6 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from rummy_env.agents import web  # noqa: E402
 from rummy_env.agents.web import WebTable, create_app, load_positions, opponent_factory  # noqa: E402
+from server_helpers import hidden_cards, keys_of, running_server  # noqa: E402
 
 POINTS = {"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10, **{str(i): i for i in range(2, 10)}}
 CARD_RE = re.compile(r"(?<![A-Za-z0-9])([A23456789TJQK][CDHS])(?![A-Za-z0-9])")
@@ -52,27 +52,11 @@ def server_state(table, sid):
     return table.game(sid).env.state_dict()
 
 
-def hidden_cards(sd, seat=0, seen=()):
-    """The cards the person at ``seat`` may not know: the opponent's cards that it did
-    not take from the discard pile, and the whole stock, less the cards ``seen`` face up
-    earlier in the hand (a recycled stock is made of old discards)."""
-    other = 1 - seat
-    return ((set(sd["hands"][other]) - set(sd["known_cards"][other])) | set(sd["stock"])) - set(seen)
 
 
 def face_up(sd):
     """The cards face up in ``sd``, or discarded earlier this hand."""
     return set(sd["discard"]).union(*sd["melds"], *sd["discards_by"])
-
-
-def keys_of(obj):
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield k
-            yield from keys_of(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from keys_of(v)
 
 
 def assert_no_hidden(text, hidden):
@@ -92,15 +76,7 @@ def move(client, sid, action):
 # ---------------------------------------------------------------------------- the server
 
 def test_page_config_and_loopback_only(table):
-    srv = web.make_server(table, port=0, log_level="warning")
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.time() + 20
-    while not srv.started:
-        assert time.time() < deadline, "server did not start"
-        time.sleep(0.02)
-    try:
-        addrs = [s.getsockname() for sv in srv.servers for s in sv.sockets]
+    with running_server(web.make_server(table, port=0, log_level="warning")) as addrs:
         assert addrs and all(a[0] == "127.0.0.1" for a in addrs)
         base = f"http://127.0.0.1:{addrs[0][1]}"
         page = httpx.get(base + "/", timeout=10)
@@ -112,9 +88,6 @@ def test_page_config_and_loopback_only(table):
         assert cfg["agent"] == "heuristic" and cfg["rules"] == "classic"
         assert {"classic", "turnover", "deadwood", "stalemate", "practice"} <= set(cfg["presets"])
         assert [p["name"] for p in cfg["positions"]] == sorted(load_positions())
-    finally:
-        srv.should_exit = True
-        t.join(10)
 
 
 def test_rummy_web_cli_help_and_binds_127_0_0_1():

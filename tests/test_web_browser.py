@@ -17,8 +17,6 @@ import json
 import os
 import re
 import shutil
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +37,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Pyt
                                                              "(pip install playwright; no `playwright install`)")
 pytest.importorskip("fastapi")
 
+from server_helpers import hidden_cards, keys_of, running_server  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def server():
@@ -46,18 +46,9 @@ def server():
 
     make, name = opponent_factory("heuristic")
     table = WebTable(make, name, rules="classic", seed=11)
-    srv = make_server(table, port=0, log_level="warning")
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.time() + 20
-    while not srv.started:
-        assert time.time() < deadline, "server did not start"
-        time.sleep(0.02)
-    addrs = [s.getsockname() for sv in srv.servers for s in sv.sockets]
-    assert addrs and all(a[0] == "127.0.0.1" for a in addrs)
-    yield {"table": table, "url": f"http://127.0.0.1:{addrs[0][1]}"}
-    srv.should_exit = True
-    t.join(10)
+    with running_server(make_server(table, port=0, log_level="warning")) as addrs:
+        assert addrs and all(a[0] == "127.0.0.1" for a in addrs)
+        yield {"table": table, "url": f"http://127.0.0.1:{addrs[0][1]}"}
 
 
 @pytest.fixture(scope="module")
@@ -66,21 +57,6 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
-
-
-def hidden_cards(sd, seat=0):
-    other = 1 - seat
-    return (set(sd["hands"][other]) - set(sd["known_cards"][other])) | set(sd["stock"])
-
-
-def keys_of(obj):
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield k
-            yield from keys_of(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from keys_of(v)
 
 
 def hand_cards(page):

@@ -96,7 +96,7 @@ class CardMeldFeatures(nn.Module):
         self.planes = num_card_planes(n)
         self.aces = off["rule_aces"].start  # low, high, either
         self.seen = [0, 1, 2, 4] + [off[f"opp{k}_known"].start // 52 for k in range(1, n)]
-        self.accept = [off[k].start // 52 for k in ("layoff_set", "layoff_low", "layoff_high")]
+        self.layoff_planes = [off[k].start // 52 for k in ("layoff_set", "layoff_low", "layoff_high")]
         self.layoffs = off["rule_layoffs"].start
         # [aces * 52, 5 * 52]: (aces one-hot (x) plane) @ maps = the plane's linear features
         # under the row's aces option, in one matrix product
@@ -122,8 +122,8 @@ class CardMeldFeatures(nn.Module):
         in_run = xh * ((m2 * m1 + p1 * p2 + m1 * p1 * self.not_ace)[:, :2] > 0).float()
         hand_feats = torch.cat([lin[:, :2], in_set[:, :, None], in_run[:, :, None]], dim=2).reshape(b, -1)
         unseen_feats = torch.cat([lin[:, 2], unseen[:, None]], dim=1).reshape(b, -1)
-        accept = planes[:, self.accept].sum(dim=1).clamp(max=1.0) * obs[:, self.layoffs:self.layoffs + 1]
-        loose = xh * (1.0 - torch.maximum(in_set, in_run)) * (1.0 - accept[:, None])   # [B, 2, 52]
+        takes = planes[:, self.layoff_planes].sum(dim=1).clamp(max=1.0) * obs[:, self.layoffs:self.layoffs + 1]
+        loose = xh * (1.0 - torch.maximum(in_set, in_run)) * (1.0 - takes[:, None])   # [B, 2, 52]
         n_loose = loose.sum(dim=2, keepdim=True)                                        # [B, 2, 1]
         counts = torch.cat([(n_loose == self.count_values).float(),
                             (n_loose >= LOOSE_COUNTS - 1).float()], dim=2)             # [B, 2, 6]
