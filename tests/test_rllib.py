@@ -150,7 +150,10 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
     np.testing.assert_allclose(ml[mask == 1], ref[mask == 1], rtol=1e-4, atol=1e-4)
     assert (ml[mask == 0] == -1e9).all() and (mask[np.arange(16), act] == 1).all()
 
-    # the same graph as an SB3 export of the same config: inputs, outputs, ops, weight shapes
+    # the same graph as an SB3 export of the same config given the same weights (the RLlib
+    # learner's, copied into the SB3 policy): inputs, outputs, ops, weight shapes, outputs
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
     from rummy_env.train.export import export_policy
     from rummy_env.train.trainer import Trainer
 
@@ -158,14 +161,20 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
     cfg.warmstart_decisions, cfg.n_envs, cfg.n_steps, cfg.progress = 0, 2, 128, False
     sb3 = Trainer(cfg, verbose=0)
     sb3.venv.close()
+    module = RLModule.from_checkpoint(str(rllib.learner_module_dir(ck2).resolve()))
+    sb3.model.policy.load_state_dict(module.sb3_state_dict())
     sb3_spec = export_policy(sb3.model, tmp_path / "sb3_export", rules="classic")
     sig = onnx_signature(out / "policy.onnx")
     assert sig == onnx_signature(tmp_path / "sb3_export" / "policy.onnx")
     assert [i[0] for i in sig["inputs"]] == ["observation", "action_mask"]
+    assert [o[0] for o in sig["outputs"]] == ["masked_logits", "action"]
     assert sig["inputs"][0][2] == ["batch", 548] and sig["outputs"][0][2] == ["batch", 579]
     assert (1756, 256) in sig["weights"] or (256, 1756) in sig["weights"]  # card features -> trunk 256
     for key in ("inputs", "outputs", "observation", "actions", "mask_fill", "opset"):
         assert spec[key] == sb3_spec[key], key
+    ml_sb3, act_sb3 = OnnxAgent(str(tmp_path / "sb3_export")).evaluate(x.numpy(), mask)
+    np.testing.assert_allclose(ml_sb3, ml, rtol=1e-5, atol=1e-5)
+    assert (act_sb3 == act).all()
 
     # the export plays only legal moves in the tournament
     player = LegalOnly(agent)
