@@ -275,11 +275,7 @@ class RLlibTrainer:
         mod = self.algo.learner_group._learner.module[self.m.LEARNER] if self.algo.learner_group.is_local else None
         if mod is None:  # remote learners: rebuild from the weights
             mod = self.algo.get_module(self.m.LEARNER)
-        if hasattr(mod, "actor_net"):
-            return mod.actor_net()
-        import copy
-
-        return copy.deepcopy(self.m.ActorLogits(mod)).eval()
+        return self.m.actor_of(mod)
 
     def wall_time(self) -> float:
         return self._wall0 + time.perf_counter() - self._t0

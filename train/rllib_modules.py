@@ -305,11 +305,13 @@ class ActorLogits(torch.nn.Module):
 
 def actor_of(module: Any) -> torch.nn.Module:
     """The actor (observation float32 ``[B, obs_dim]`` -> logits ``[B, 579]``) of a
-    learner module as a plain torch module in eval mode: a copy as ``ActorNet`` for a
-    ``CardPPOTorchRLModule``, an ``ActorLogits`` view for an older ``MaskedPPOTorchRLModule``."""
+    learner module as a plain torch module in eval mode, a copy: as ``ActorNet`` for a
+    ``CardPPOTorchRLModule``, as ``ActorLogits`` for an older ``MaskedPPOTorchRLModule``."""
+    import copy
+
     if hasattr(module, "actor_net"):
         return module.actor_net()
-    return ActorLogits(module).eval()
+    return copy.deepcopy(ActorLogits(module)).eval()
 
 
 class ScriptedRLModule(RLModule):
