@@ -64,3 +64,68 @@ def test_bench_agent_times_only_the_agents_own_decisions(capsys):
     assert "time per decision" in capsys.readouterr().out
     assert rummy(["bench", "agent", "--hands", "0"]) == 2
     assert "--hands must be an int >= 1" in capsys.readouterr().err
+
+
+def _stat(ct, callers=None):
+    """A ``pstats`` entry: (calls, primitive calls, self s, cumulative s, {caller: (.., .., self, cum)})."""
+    return (1, 1, 0.0, ct, {k: (1, 1, 0.0, v) for k, v in (callers or {}).items()})
+
+
+def test_profile_groups_count_each_call_once_with_its_caller():
+    """A hand-made profile: the advance loop calls a scripted agent (5 s, of which 1 s in
+    the observation's PlayerView and 2 s in melds), the encoder (3 s, of which 0.5 s in
+    engine.legal_actions), engine.apply (4 s, 1 s of it in melds) and a snapshot (6 s)."""
+    pytest.importorskip("sb3_contrib")
+    from rummy_env.train.bench import env_groups
+
+    adv = ("/x/rummy_env/train/vec_env.py", 108, "_advance")
+    act = ("/x/rummy_env/agents/scripted.py", 200, "act")
+    view = ("/x/rummy_env/observation.py", 341, "__init__")
+    melds_in = ("/x/rummy_env/melds.py", 10, "melds_in")
+    enc = ("/x/rummy_env/observation.py", 197, "encode")
+    legal = ("/x/rummy_env/engine.py", 256, "legal_actions")
+    apply_ = ("/x/rummy_env/engine.py", 300, "apply")
+    snap = ("/x/rummy_env/train/pool.py", 109, "act_batch")
+    rand = ("/x/rummy_env/observation.py", 500, "act")  # the random agent: scripted
+    stats = {
+        adv: _stat(21.5),
+        act: _stat(5.0, {adv: 5.0}),
+        view: _stat(1.0, {act: 1.0}),
+        melds_in: _stat(3.0, {act: 2.0, apply_: 1.0}),
+        enc: _stat(3.0, {adv: 3.0}),
+        legal: _stat(0.5, {enc: 0.5}),
+        apply_: _stat(4.0, {adv: 4.0}),
+        snap: _stat(6.0, {adv: 6.0}),
+        rand: _stat(0.5, {adv: 0.5}),
+    }
+    assert env_groups(stats) == pytest.approx(
+        {"engine": 4.0, "observation": 3.0, "opponent_inference": 6.0, "scripted": 5.5})
+
+
+def test_bench_train_profile_reports_every_group_and_they_add_up(tmp_path, capsys):
+    """A tiny real run (snapshots, scripted opponents, 2 evaluations) with 1 and 2 workers:
+    every group is reported, none is negative, the groups cover the wall time, and the
+    parts the run certainly did take time."""
+    pytest.importorskip("sb3_contrib")
+    from rummy_env.train.bench import PROFILE_GROUPS
+
+    out = tmp_path / "profile.json"
+    code = rummy(["bench", "train", "--profile", "--timesteps", "2048", "--workers", "1", "2", "--n-envs", "16",
+                  "--set", "n_steps=64", "--set", "batch_size=512", "--set", "eval_deals=1",
+                  "--set", 'eval_baselines=["random"]', "--json", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    rows = json.loads(out.read_text())
+    assert [r["workers"] for r in rows] == [1, 2]
+    for r in rows:
+        assert list(r["shares"]) == list(PROFILE_GROUPS)
+        assert all(v >= 0 for v in r["seconds"].values()), r["seconds"]
+        assert r["accounted"] == pytest.approx(1.0, abs=0.08)
+        assert r["evaluations"] == 2 and r["timesteps"] == 2048
+        for g in ("engine", "observation", "learner_inference", "opponent_inference", "scripted", "ppo_update",
+                  "evaluation"):
+            assert r["seconds"][g] > 0, g
+    assert rows[0]["seconds"]["transfer"] == 0 and rows[1]["seconds"]["transfer"] > 0
+    assert len(rows[1]["worker_busy_s"]) == 2 and min(rows[1]["worker_busy_s"]) > 0
+    for g in PROFILE_GROUPS:
+        assert f"| {g} | " in text

@@ -71,6 +71,24 @@ class LegalOnly:
         pass
 
 
+def onnx_signature(path: Path) -> dict:
+    """What an ONNX graph looks like from outside and its shape inside: inputs and outputs
+    (name, element type, dims with the named batch axis), the count of every op type and
+    the sorted shapes of its weights."""
+    import collections
+
+    import onnx
+
+    g = onnx.load(str(path)).graph
+
+    def io(vs):
+        return [(v.name, v.type.tensor_type.elem_type,
+                 [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]) for v in vs]
+    return {"inputs": io(g.input), "outputs": io(g.output),
+            "ops": dict(collections.Counter(n.op_type for n in g.node)),
+            "weights": sorted(tuple(t.dims) for t in g.initializer)}
+
+
 # ---------------------------------------------------------------------------- training
 
 def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
@@ -132,10 +150,191 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
     np.testing.assert_allclose(ml[mask == 1], ref[mask == 1], rtol=1e-4, atol=1e-4)
     assert (ml[mask == 0] == -1e9).all() and (mask[np.arange(16), act] == 1).all()
 
+    # the same graph as an SB3 export of the same config given the same weights (the RLlib
+    # learner's, copied into the SB3 policy): inputs, outputs, ops, weight shapes, outputs
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    from rummy_env.train.export import export_policy
+    from rummy_env.train.trainer import Trainer
+
+    cfg = small_config(tmp_path / "sb3", timesteps=1)
+    cfg.warmstart_decisions, cfg.n_envs, cfg.n_steps, cfg.progress = 0, 2, 128, False
+    sb3 = Trainer(cfg, verbose=0)
+    sb3.venv.close()
+    module = RLModule.from_checkpoint(str(rllib.learner_module_dir(ck2).resolve()))
+    sb3.model.policy.load_state_dict(module.sb3_state_dict())
+    sb3_spec = export_policy(sb3.model, tmp_path / "sb3_export", rules="classic")
+    sig = onnx_signature(out / "policy.onnx")
+    assert sig == onnx_signature(tmp_path / "sb3_export" / "policy.onnx")
+    assert [i[0] for i in sig["inputs"]] == ["observation", "action_mask"]
+    assert [o[0] for o in sig["outputs"]] == ["masked_logits", "action"]
+    assert sig["inputs"][0][2] == ["batch", 548] and sig["outputs"][0][2] == ["batch", 579]
+    assert (1756, 256) in sig["weights"] or (256, 1756) in sig["weights"]  # card features -> trunk 256
+    for key in ("inputs", "outputs", "observation", "actions", "mask_fill", "opset"):
+        assert spec[key] == sb3_spec[key], key
+    ml_sb3, act_sb3 = OnnxAgent(str(tmp_path / "sb3_export")).evaluate(x.numpy(), mask)
+    np.testing.assert_allclose(ml_sb3, ml, rtol=1e-5, atol=1e-5)
+    assert (act_sb3 == act).all()
+
     # the export plays only legal moves in the tournament
     player = LegalOnly(agent)
     res = evaluate(player, "random", deals=5)
     assert res["games"] == 10 and player.moves > 0 and player.illegal == 0
+
+
+@pytest.fixture
+def rllib_env():
+    """The loopback environment set before ray is imported (no Ray is started), restored after."""
+    saved = {k: os.environ.get(k) for k in ("HOME", "RAY_USAGE_STATS_ENABLED", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
+    rllib.ray_environ(local=True)
+    try:
+        yield pytest.importorskip("rummy_env.train.rllib_modules")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def sb3_and_rllib_networks(tmp_path: Path, **net):
+    """The SB3 trainer's policy and the RLlib learner module ``build_config`` specifies,
+    both built from one ``TrainConfig`` with the network keys ``net``."""
+    from rummy_env import rummy_v0
+    from rummy_env.train.config import TrainConfig
+    from rummy_env.train.trainer import Trainer
+
+    cfg = TrainConfig(out=str(tmp_path / "sb3"), rules="classic", n_envs=2, n_steps=64, batch_size=64, workers=1, warmstart_decisions=0,
+                      eval_every=0, progress=False, seed=0, **net)
+    t = Trainer(cfg, verbose=0)
+    t.venv.close()
+    env = rummy_v0.env(rules="classic")
+    spec = rllib.build_config(cfg, t.rules).rl_module_spec.rl_module_specs["learner"]
+    spec.observation_space, spec.action_space = env.observation_space("player_0"), env.action_space("player_0")
+    return t.model.policy, spec.build()
+
+
+@pytest.fixture(scope="module")
+def positions():
+    """Real positions (observations, masks, the heuristic's actions, returns) of seeded hands."""
+    from rummy_env.train.warmstart import collect
+
+    return collect(Rules.make("classic"), "heuristic", 1500, seed=5)
+
+
+@pytest.mark.parametrize("net", [dict(features="cards", trunk=64, net_arch=[64, 32]),
+                                 dict(features="cards", trunk=0, net_arch=[32]),
+                                 dict(features="none", trunk=0, net_arch=[32, 32])])
+def test_rllib_module_is_the_sb3_network(rllib_env, tmp_path, positions, net):
+    """Same layers, names and shapes; same weights give the same logits, log-probabilities
+    and values on real observations, copied either way; the exported actor is SB3's."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from rummy_env.agents.masking import MASK_FILL
+    from rummy_env.train.pool import ActorNet
+    from rummy_env.train.warmstart import sb3_forward
+
+    m = rllib_env
+    policy, module = sb3_and_rllib_networks(tmp_path, **net)
+    assert isinstance(module, m.CardPPOTorchRLModule)
+    theirs = {k: tuple(v.shape) for k, v in policy.state_dict().items()
+              if not k.startswith(("pi_features_extractor.", "vf_features_extractor."))}
+    assert {k: tuple(v.shape) for k, v in module.state_dict().items()} == theirs
+    assert any(k.startswith("features_extractor.trunk.") for k in theirs) == (net["trunk"] > 0)
+    obs_np, masks_np, actions_np, _ = positions
+    obs, masks, actions = torch.as_tensor(obs_np), torch.as_tensor(masks_np), torch.as_tensor(actions_np)
+
+    def same_outputs():
+        with torch.no_grad():
+            ref_logits, ref_values = sb3_forward(policy)(obs)
+            logits, values = module.logits_and_values(obs)
+            torch.testing.assert_close(logits, ref_logits, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(values, ref_values, rtol=1e-5, atol=1e-5)
+            batch = {Columns.OBS: {"observation": obs, "action_mask": torch.as_tensor(masks_np.astype(np.int8))}}
+            out = module.forward_train(batch)
+            ref_v, ref_logp, _ = policy.evaluate_actions(obs, actions, masks)
+            logp = torch.log_softmax(out[Columns.ACTION_DIST_INPUTS], dim=-1).gather(1, actions[:, None])[:, 0]
+            torch.testing.assert_close(logp, ref_logp, rtol=1e-5, atol=1e-5)
+            assert (out[Columns.ACTION_DIST_INPUTS][~masks] == MASK_FILL).all()
+            torch.testing.assert_close(module.compute_values(batch, out[Columns.EMBEDDINGS]), ref_v[:, 0])
+            torch.testing.assert_close(module.compute_values(batch), ref_v[:, 0])
+            inf = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
+            torch.testing.assert_close(inf, out[Columns.ACTION_DIST_INPUTS])
+            assert isinstance(batch[Columns.OBS], dict) and batch[Columns.OBS]["observation"] is obs
+            torch.testing.assert_close(module.actor_net()(obs), ActorNet.from_policy(policy)(obs))
+        return logits
+
+    before = module.logits(obs).detach()
+    module.load_sb3_policy(policy)  # SB3 -> RLlib
+    first = same_outputs()
+    assert not torch.allclose(before, first)  # the copy did change the module
+    with torch.no_grad():  # RLlib -> SB3: new weights in the module, copied back
+        for p in module.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    policy.load_state_dict(module.sb3_state_dict())
+    assert not torch.allclose(same_outputs(), first)
+
+
+def test_rllib_module_starts_as_sb3_does_and_refuses_another_network(rllib_env, tmp_path):
+    """With the same torch seed a fresh module has the SB3 policy's initial weights (SB3's
+    construction order and orthogonal init); a policy of another shape is refused."""
+    import torch
+
+    from rummy_env import rummy_v0
+    from rummy_env.train.features import CardFeatures
+    from rummy_env.train.policy import FastMaskablePolicy
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    m = rllib_env
+    env = rummy_v0.env(rules="classic")
+    spaces = dict(observation_space=env.observation_space("player_0"), action_space=env.action_space("player_0"))
+    torch.manual_seed(3)
+    module = RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config={"features": "cards", "trunk": 32,
+                                                                             "net_arch": [16]}, **spaces).build()
+    torch.manual_seed(3)
+    policy = FastMaskablePolicy(spaces["observation_space"]["observation"], spaces["action_space"], lambda _: 1e-3,
+                                net_arch=dict(pi=[16], vf=[16]), features_extractor_class=CardFeatures,
+                                features_extractor_kwargs=dict(cards=True, trunk=32))
+    sd = module.state_dict()
+    for k, v in sd.items():
+        assert torch.equal(v, policy.state_dict()[k]), k
+    # orthogonal rows of the action head, scaled by 0.01 (SB3's gain)
+    w = sd["action_net.weight"]
+    torch.testing.assert_close(w.T @ w, 1e-4 * torch.eye(16), rtol=0, atol=1e-6)
+    other = FastMaskablePolicy(spaces["observation_space"]["observation"], spaces["action_space"], lambda _: 1e-3,
+                               net_arch=dict(pi=[8], vf=[8]), features_extractor_class=CardFeatures,
+                               features_extractor_kwargs=dict(cards=True, trunk=32))
+    with pytest.raises(ValueError, match="network differs"):
+        module.load_sb3_policy(other)
+    for bad, match in (({"features": "meld"}, "features must be"), ({"trunk": -1}, "trunk must be"),
+                       ({"net_arch": []}, "net_arch must be")):
+        with pytest.raises(ValueError, match=match):
+            RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=bad, **spaces).build()
+
+
+def test_warm_start_clones_the_same_on_both_backends(rllib_env, tmp_path, positions):
+    """``warmstart.fit`` from the same weights on the same positions: the same losses,
+    accuracy and final weights for the SB3 policy and the RLlib module."""
+    import torch
+
+    from rummy_env.train.warmstart import agreement, clone, fit
+
+    policy, module = sb3_and_rllib_networks(tmp_path, features="cards", trunk=64, net_arch=[64])
+    module.load_sb3_policy(policy)
+    obs, masks, actions, returns = positions
+    acc0 = agreement(module.logits_and_values, obs, masks, actions)
+    ref = clone(policy, obs, masks, actions, returns, epochs=2, batch_size=256, seed=1)
+    module.train()
+    got = fit(list(module.parameters()), module.logits_and_values, obs, masks, actions, returns, epochs=2,
+              batch_size=256, seed=1)
+    module.eval()
+    for k in ("policy_loss", "value_loss", "accuracy"):
+        assert got[k] == pytest.approx(ref[k], rel=1e-4, abs=1e-5), k
+    assert got["accuracy"] > acc0 + 0.2  # it did learn the teacher
+    theirs = policy.state_dict()
+    for k, v in module.state_dict().items():
+        torch.testing.assert_close(v, theirs[k], rtol=1e-4, atol=1e-5)
 
 
 def test_rummy_export_of_a_folder_that_is_no_rllib_checkpoint(tmp_path, capsys):

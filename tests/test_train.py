@@ -324,3 +324,33 @@ def test_warm_start_with_a_dagger_round(tmp_path):
     # the teacher's own games give at most 500 samples (unfinished hands dropped): the
     # last fit also saw the positions the policy reached itself
     assert ws["samples"] > 500
+
+
+def test_evaluation_postfix_shows_the_match_win_rate_per_baseline():
+    from rummy_env.train.trainer import evaluation_postfix
+
+    res = {"random": {"mode": "matches", "match_win_rate": 0.975, "points_per_hand": 12.0, "hand_win_rate": 0.91},
+           "heuristic": {"mode": "matches", "match_win_rate": 0.5, "points_per_hand": -1.0, "hand_win_rate": 0.48}}
+    assert evaluation_postfix(res) == "eval: random 0.97, heuristic 0.50"  # 0.975 -> 0.97 (float rounding)
+    hands = {"greedy": {"mode": "hands", "points_per_hand": 3.0, "hand_win_rate": 0.625}}
+    assert evaluation_postfix(hands) == "eval: greedy h0.62"
+
+
+def test_evaluations_inside_a_run_show_on_the_progress_bar(tmp_path):
+    """A run with a bar and an evaluation every 128 steps: after it, the bar's postfix is the
+    last in-run evaluation's match win rate per baseline (from ``eval_history.json``)."""
+    from rummy_env.train.trainer import evaluation_postfix
+
+    cfg = tiny_config(tmp_path / "run", progress=True, eval_every=128, eval_deals=1,
+                      eval_baselines=["random", "greedy"], final_eval_deals=1, warmstart_decisions=0,
+                      eval_mode="matches")
+    t = Trainer(cfg, verbose=0)
+    t.learn()
+    rows = [r for r in json.loads((tmp_path / "run" / "eval_history.json").read_text()) if not r.get("final")]
+    assert len(rows) == 2  # at 128 and 256 steps
+    last = {b: rows[-1][b] for b in ("random", "greedy")}
+    assert all(r["mode"] == "matches" for r in last.values())
+    want = evaluation_postfix(last)
+    assert want.startswith("eval: random ") and ", greedy " in want
+    assert t.progress_bar.postfix == want
+    assert t.progress_bar.pbar.postfix == want  # what tqdm prints after the bar

@@ -11,6 +11,10 @@ for a fixed number of learner timesteps and reports:
   processes in parallel) and the rest (the learner's own policy inference, masks,
   SB3 buffers);
 - the opponents' decisions and their CPU time (summed over workers).
+
+``--profile`` instead runs the trainer as a real run does (snapshot and scripted
+opponents, evaluations; ``profile_run``) under cProfile and reports where the wall time
+goes, by ``PROFILE_GROUPS``.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import argparse
 import json
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -56,6 +61,184 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="any other TrainConfig key (TOML value), e.g. --set net_arch=[128,128]")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--profile", action="store_true",
+                   help="run a real run (snapshot and scripted opponents, evaluations: eval_every defaults to "
+                        "half the timesteps) under cProfile, per worker count, and report the share of wall "
+                        "time of each part (engine, observation, inference, PPO update, ...)")
+
+
+PROFILE_GROUPS = {
+    "engine": "rules engine: rummy_env/engine.py, melds.py, cards.py (called by the env)",
+    "observation": "observation encoding and action masks (rummy_env/observation.py)",
+    "learner_inference": "the learner's policy forward pass during rollouts (FastMaskablePolicy.forward, predict_values)",
+    "opponent_inference": "snapshot opponents' forward passes (SnapshotAgent.act_batch)",
+    "scripted": "scripted opponents (agents/scripted.py, the random agent)",
+    "ppo_update": "the PPO update (model.train)",
+    "evaluation": "evaluations inside the run (Trainer.evaluate)",
+    "transfer": "inter-process transfer: the learner's wait in step_wait/reset minus the workers' own busy time "
+                "(pipes, pickling, scheduling; 0 with one worker)",
+    "other": "everything else: SB3's rollout buffer and callbacks, snapshots, tensors, numpy glue",
+}
+"""The groups of ``profile_run``, in report order, with what each counts."""
+
+
+def _file_is(key: tuple, *suffixes: str) -> bool:
+    return key[0].replace("\\", "/").endswith(suffixes)
+
+
+def _scripted(key: tuple) -> bool:
+    return _file_is(key, "agents/scripted.py") or (_file_is(key, "rummy_env/observation.py") and key[2] == "act")
+
+
+def _observation(key: tuple) -> bool:
+    return _file_is(key, "rummy_env/observation.py") and not _scripted(key)
+
+
+def _engine(key: tuple) -> bool:
+    return _file_is(key, "rummy_env/engine.py", "rummy_env/melds.py", "rummy_env/cards.py")
+
+
+def _entered(stats: dict, inside, outside_of) -> float:
+    """Inclusive seconds spent in functions satisfying ``inside`` when called from a
+    function satisfying neither ``inside`` nor ``outside_of`` (cProfile's per-caller
+    cumulative times; calls from within the set, or from a group counted already, are
+    not counted again)."""
+    total = 0.0
+    for key, (_cc, _nc, _tt, _ct, callers) in stats.items():
+        if inside(key):
+            total += sum(edge[3] for caller, edge in callers.items()
+                         if not inside(caller) and not outside_of(caller))
+    return total
+
+
+def _cum(stats: dict, pred) -> float:
+    return sum(v[3] for k, v in stats.items() if pred(k))
+
+
+def env_groups(stats: dict) -> dict[str, float]:
+    """Seconds of the env-side groups (engine, observation, scripted, opponent inference)
+    of a ``pstats.Stats(...).stats`` dict; each counted once, a group's calls into
+    another (a scripted agent reading the observation, the encoder asking the engine)
+    staying with the caller."""
+    scripted = _entered(stats, _scripted, lambda k: False)
+    opponent = _cum(stats, lambda k: _file_is(k, "train/pool.py") and k[2] == "act_batch")
+    obs = _entered(stats, _observation, _scripted)
+    engine = _entered(stats, _engine, lambda k: _observation(k) or _scripted(k))
+    return {"engine": engine, "observation": obs, "opponent_inference": opponent, "scripted": scripted}
+
+
+def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
+                top: int = 0) -> dict[str, Any]:
+    """Train for ``timesteps`` as a real run does (the config's opponent pool, snapshots
+    from step 0, evaluations every ``eval_every`` steps: default half of ``timesteps``;
+    no warm start, no checkpoints) under cProfile and return where the wall time went.
+
+    The learner process is profiled except during ``model.train`` and
+    ``Trainer.evaluate``, which are timed by the clock (``ppo_update``, ``evaluation``).
+    With ``workers > 1`` each worker profiles its own env work; the learner's wait in
+    ``step_wait``/``reset`` is split into the workers' busy time (the busiest worker's,
+    divided among the groups in the proportions of all workers' profiles) and
+    ``transfer`` (the rest).
+
+    Returns ``{"workers", "timesteps", "wall_s", "timesteps_per_s", "seconds": {group: s},
+    "shares": {group: share of wall}, "accounted": sum of shares, "worker_busy_s": [...],
+    "top": [(function, self seconds), ...]}`` (groups: ``PROFILE_GROUPS``).
+    """
+    import cProfile
+    import pstats
+
+    from .config import TrainConfig
+    from .trainer import SelfPlayCallback, Trainer
+
+    extra = dict(extra)
+    extra.setdefault("eval_every", max(1, timesteps // 2))
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = TrainConfig.from_dict({**dict(rules=rules, timesteps=timesteps, n_envs=n_envs, workers=workers,
+                                            out=tmp, checkpoint_every=10**12, progress=False,
+                                            warmstart_decisions=0), **extra})
+        t = Trainer(cfg, verbose=0)
+        model, venv = t.model, t.venv
+        prof = cProfile.Profile()
+        clock = {"ppo_update": 0.0, "evaluation": 0.0}
+
+        def unprofiled(name, fn):
+            def wrapper(*a, **k):
+                prof.disable()
+                t0 = time.perf_counter()
+                try:
+                    return fn(*a, **k)
+                finally:
+                    clock[name] += time.perf_counter() - t0
+                    prof.enable()
+            return wrapper
+
+        # a subclass, not an instance attribute: Trainer.evaluate saves the model (SB3
+        # pickles instance attributes, and the profiler cannot be pickled)
+        model.__class__ = type(f"Profiled{type(model).__name__}", (type(model),),
+                               {"train": unprofiled("ppo_update", type(model).train)})
+        t.evaluate = unprofiled("evaluation", t.evaluate)
+        multi = hasattr(venv, "start_profile")
+        if multi:
+            venv.start_profile()
+        t0 = time.perf_counter()
+        prof.enable()
+        try:
+            model.learn(total_timesteps=timesteps, callback=SelfPlayCallback(t))
+        finally:
+            prof.disable()
+        wall = time.perf_counter() - t0
+        steps = model.num_timesteps
+        worker_stats = venv.profile_stats() if multi else []
+        venv.close()
+    stats = pstats.Stats(prof).stats
+    profiled = sum(v[2] for v in stats.values())
+    sec = {g: 0.0 for g in PROFILE_GROUPS}
+    sec["learner_inference"] = _cum(stats, lambda k: (_file_is(k, "train/policy.py") and k[2] == "forward")
+                                    or (_file_is(k, "stable_baselines3/common/policies.py")
+                                        and k[2] == "predict_values"))
+    sec.update(clock)
+    busy = [b for _, b in worker_stats]
+    if multi:
+        waited = _cum(stats, lambda k: _file_is(k, "train/subproc.py") and k[2] in ("step_wait", "reset"))
+        crit = min(max(busy, default=0.0), waited)
+        per_worker = [env_groups(s) for s, _ in worker_stats]
+        tot = {g: sum(p[g] for p in per_worker) for g in per_worker[0]} if per_worker else {}
+        all_busy = sum(busy)
+        for g, v in tot.items():  # the critical path, in the proportions of the workers' busy time
+            sec[g] = crit * v / all_busy if all_busy else 0.0
+        # whatever the workers did outside the four groups (SelfPlayVecEnv's own loops)
+        sec["other"] += crit - sum(sec[g] for g in tot)
+        sec["transfer"] = waited - crit
+        in_learner = sec["learner_inference"] + waited
+    else:
+        sec.update(env_groups(stats))
+        in_learner = sum(sec[g] for g in ("learner_inference", "engine", "observation", "opponent_inference",
+                                          "scripted"))
+    sec["other"] += profiled - in_learner
+    shares = {g: v / wall for g, v in sec.items()}
+    result = {"workers": workers, "n_envs": n_envs, "timesteps": steps, "wall_s": wall,
+              "timesteps_per_s": steps / wall, "seconds": sec, "shares": shares,
+              "accounted": sum(shares.values()), "worker_busy_s": busy,
+              "evaluations": len(t.state["eval_history"])}
+    if top:
+        ranked = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
+        result["top"] = [(f"{Path(k[0]).name}:{k[1]}({k[2]})", v[2]) for k, v in ranked]
+    return result
+
+
+def print_profile(rows: list[dict[str, Any]]) -> None:
+    """The ``--profile`` table: one column per worker count, one row per group (share of wall time)."""
+    head = ["part of wall time"] + [f"{r['workers']} worker(s)" for r in rows]
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    for g in PROFILE_GROUPS:
+        print(f"| {g} | " + " | ".join(f"{r['shares'][g]:.1%}" for r in rows) + " |")
+    print("| (sum) | " + " | ".join(f"{r['accounted']:.1%}" for r in rows) + " |")
+    print("| learner timesteps/s | " + " | ".join(f"{r['timesteps_per_s']:,.0f}" for r in rows) + " |")
+    print("| evaluations | " + " | ".join(str(r["evaluations"]) for r in rows) + " |")
+    for g, what in PROFILE_GROUPS.items():
+        print(f"- {g}: {what}")
+    print("(cProfile slows Python code more than torch's: the shares are of a profiled run)")
 
 
 def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +304,15 @@ def run(args: argparse.Namespace) -> int:
         except tomllib.TOMLDecodeError:
             extra[k.strip()] = v
     rows = []
+    if getattr(args, "profile", False):
+        for w in args.workers:
+            print(f"profiling {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
+            rows.append(profile_run(w, args.timesteps, args.n_envs, args.rules, extra, top=15))
+        print_profile(rows)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(rows, fh, indent=2)
+        return 0
     for w in args.workers:
         print(f"training {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
         rows.append(measure(w, args.timesteps, args.n_envs, args.rules, extra))

@@ -21,7 +21,8 @@ skips Ray's cloud-metadata probe); ``ray.init`` runs without the dashboard.
 Config mapping (``TrainConfig`` -> RLlib): ``n_steps * n_envs`` -> train batch (env steps,
 all seats), ``batch_size`` -> minibatch, ``n_epochs`` -> epochs, ``learning_rate`` (constant),
 ``gamma``, ``gae_lambda``, ``clip_range``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
-``net_arch`` (tanh MLPs, separate actor and critic), ``snapshot_every``/``max_snapshots``/
+``features``/``trunk``/``net_arch`` (the SB3 backend's network, ``CardPPOTorchRLModule``:
+card features and a shared trunk, then separate tanh policy and value MLPs), ``snapshot_every``/``max_snapshots``/
 ``opponent_weights``/``latest_prob`` (the pool), ``eval_*``, ``checkpoint_every``;
 ``timesteps`` counts the learner's own decisions. ``n_envs``/``workers`` are SB3-only:
 ``--num-env-runners`` sets the parallel rollout workers.
@@ -120,12 +121,11 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
 
     from . import rllib_modules as m
 
-    hidden = ([cfg.trunk] if cfg.trunk else []) + list(cfg.net_arch)
-    model = {"fcnet_hiddens": hidden, "fcnet_activation": "tanh", "vf_share_layers": False,
-             "head_fcnet_hiddens": []}
-    specs = {m.LEARNER: RLModuleSpec(module_class=m.MaskedPPOTorchRLModule, model_config=dict(model))}
+    # the SB3 backend's network (train/features.py), the same config keys
+    model = {"features": cfg.features, "trunk": cfg.trunk, "net_arch": list(cfg.net_arch)}
+    specs = {m.LEARNER: RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=dict(model))}
     for i in range(cfg.max_snapshots):
-        specs[m.snapshot_id(i)] = RLModuleSpec(module_class=m.MaskedPPOTorchRLModule, model_config=dict(model))
+        specs[m.snapshot_id(i)] = RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=dict(model))
     for b in m.BASELINES:
         specs[b] = RLModuleSpec(module_class=m.ScriptedRLModule, model_config={"agent": b})
     weights = {k: float(v) for k, v in cfg.opponent_weights.items()}
@@ -212,19 +212,14 @@ class RLlibTrainer:
     def _warm_start(self) -> dict[str, Any]:
         """Behaviour-clone the teacher into the learner module (train/warmstart.py), as
         the SB3 trainer does; ``_push_all`` then sends the weights to the EnvRunners."""
-        from ray.rllib.core.columns import Columns
-
         from .warmstart import warm_start
 
         m = self.m
         mod = self.algo.learner_group._learner.module[m.LEARNER]  # num_learners=0: the local learner
-        actor = m.ActorLogits(mod)  # shares the module's parameters
-
-        def forward(o):
-            return actor(o), mod.compute_values({Columns.OBS: o}).reshape(-1)
         mod.train()
-        try:
-            return warm_start(self.cfg, self.rules, list(mod.parameters()), forward, verbose=self.verbose)
+        try:  # the SB3 network's forward (features computed once), as sb3_forward is for SB3
+            return warm_start(self.cfg, self.rules, list(mod.parameters()), mod.logits_and_values,
+                              verbose=self.verbose)
         finally:
             mod.eval()
 
@@ -277,12 +272,10 @@ class RLlibTrainer:
 
     def actor(self) -> Any:
         """The learner's actor (obs -> logits) as a plain torch module (a copy)."""
-        import copy
-
         mod = self.algo.learner_group._learner.module[self.m.LEARNER] if self.algo.learner_group.is_local else None
         if mod is None:  # remote learners: rebuild from the weights
             mod = self.algo.get_module(self.m.LEARNER)
-        return copy.deepcopy(self.m.ActorLogits(mod)).eval()
+        return self.m.actor_of(mod)
 
     def wall_time(self) -> float:
         return self._wall0 + time.perf_counter() - self._t0
@@ -452,7 +445,7 @@ def load_actor(ckpt: str | os.PathLike) -> Any:
         module = RLModule.from_checkpoint(str(d.resolve()))
     except Exception as e:  # noqa: BLE001
         raise ValueError(f"cannot load the learner module from {d}: {type(e).__name__}: {e}") from None
-    return m.ActorLogits(module).eval()
+    return m.actor_of(module)
 
 
 # ---------------------------------------------------------------------------- entry point

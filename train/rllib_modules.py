@@ -2,8 +2,13 @@
 environment is set up; see ``rummy_env.train.rllib``).
 
 - ``RummyMultiAgentEnv``: ``rummy_v0.env(...)`` behind RLlib's ``PettingZooEnv``.
+- ``CardPPOTorchRLModule``: the SB3 backend's policy network as an RLlib PPO module
+  (``rummy_env.train.features.CardFeatures`` with the config's ``features``/``trunk``,
+  shared by separate policy and value MLPs of ``net_arch``, then the action and value
+  heads, with SB3's layer names and initialisation), illegal logits set to ``MASK_FILL``.
 - ``MaskedPPOTorchRLModule``: RLlib's default PPO torch module on the ``"observation"``
-  Box, with illegal logits set to ``MASK_FILL``.
+  Box (no card features), the network of checkpoints written before; kept so they
+  still load and export.
 - ``ScriptedRLModule``: a scripted baseline (``rummy_env.agents.make_agent(name)``) as an RLModule
   that returns actions directly (masked: the agents only play legal moves).
 - ``agent_to_module``: the policy mapping. One random seat per hand is played by the
@@ -19,6 +24,7 @@ environment is set up; see ``rummy_env.train.rllib``).
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -28,7 +34,9 @@ from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPP
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.models.base import ACTOR, ENCODER_OUT
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from rummy_env.agents import BASELINES
@@ -79,8 +87,154 @@ class RummyMultiAgentEnv(PettingZooEnv):
 
 # ---------------------------------------------------------------------------- modules
 
+def _obs_and_mask(batch: dict[str, Any]) -> tuple[torch.Tensor, Any]:
+    """The float32 observation ``[B, obs_dim]`` and the action mask (or None) of a batch
+    whose ``Columns.OBS`` is the env's dict or a bare observation."""
+    obs = batch[Columns.OBS]
+    mask = None
+    if isinstance(obs, dict):
+        mask = obs["action_mask"]
+        obs = obs["observation"]
+    obs = obs.float() if isinstance(obs, torch.Tensor) else torch.as_tensor(np.asarray(obs), dtype=torch.float32)
+    return obs, mask
+
+
+class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
+    """The SB3 backend's policy network (``FastMaskablePolicy`` as ``rummy_env.train.trainer``
+    builds it) as an RLlib PPO torch module, built from the same classes with the same
+    attribute names, so its ``state_dict`` is the SB3 policy's (without SB3's
+    ``pi_/vf_features_extractor`` aliases of the shared extractor):
+
+    - ``features_extractor``: ``CardFeatures(cards=features == "cards", trunk=trunk)``
+      (or SB3's ``FlattenExtractor`` with ``features="none"`` and ``trunk=0``),
+      shared by the policy and the value network;
+    - ``mlp_extractor``: SB3's ``MlpExtractor`` with ``net_arch=dict(pi=net_arch, vf=net_arch)``
+      and ``Tanh``;
+    - ``action_net``: ``Linear(net_arch[-1], 579)``; ``value_net``: ``Linear(net_arch[-1], 1)``;
+    - initialised as SB3 does (``ortho_init``: orthogonal weights with gain sqrt(2) for
+      the extractor and the MLPs, 0.01 for the action head, 1 for the value head; zero biases).
+
+    ``model_config``: ``{"features": "cards" | "none", "trunk": int >= 0, "net_arch": [int, ...]}``
+    (the ``TrainConfig`` keys of the same names; defaults ``"cards"``, 256, ``[128]``).
+    The observation space may be the env's Dict (``"observation"`` Box + ``"action_mask"``)
+    or the Box alone. Every forward pass reads ``"observation"`` as float32 ``[B, obs_dim]``
+    and sets the logits ``[B, 579]`` of actions whose ``"action_mask"`` bit is 0 to
+    ``MASK_FILL``; the batch it is given is not changed. ``_forward_train`` returns the
+    shared features as ``Columns.EMBEDDINGS`` so the PPO learner's value pass reuses them.
+
+    Raises:
+        ValueError: a bad ``features``, ``trunk`` or ``net_arch`` (the ``TrainConfig`` rules).
+    """
+
+    def setup(self) -> None:
+        from stable_baselines3.common.policies import BasePolicy
+        from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
+
+        from .features import CardFeatures
+
+        cfg = dict(self.model_config or {})
+        self.features = cfg.get("features", "cards")
+        self.trunk = cfg.get("trunk", 256)
+        self.net_arch = list(cfg.get("net_arch", [128]))
+        if self.features not in ("cards", "none"):
+            raise ValueError(f"features must be 'cards' or 'none', got {self.features!r}")
+        if not isinstance(self.trunk, int) or isinstance(self.trunk, bool) or self.trunk < 0:
+            raise ValueError(f"trunk must be an int >= 0, got {self.trunk!r}")
+        if not self.net_arch or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0
+                                        for x in self.net_arch):
+            raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")
+        space = self.observation_space
+        box = space["observation"] if isinstance(space, gym.spaces.Dict) else space
+        self.obs_dim = int(box.shape[0])
+        self.n_actions = int(self.action_space.n)
+        if self.features == "cards" or self.trunk:
+            self.features_extractor: torch.nn.Module = CardFeatures(box, cards=self.features == "cards",
+                                                                    trunk=self.trunk)
+        else:
+            self.features_extractor = FlattenExtractor(box)
+        dim = self.features_extractor.features_dim
+        self.mlp_extractor = MlpExtractor(dim, net_arch=dict(pi=self.net_arch, vf=self.net_arch),
+                                          activation_fn=torch.nn.Tanh)
+        self.action_net = torch.nn.Linear(self.mlp_extractor.latent_dim_pi, self.n_actions)
+        self.value_net = torch.nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
+        for part, gain in ((self.features_extractor, np.sqrt(2)), (self.mlp_extractor, np.sqrt(2)),
+                           (self.action_net, 0.01), (self.value_net, 1.0)):
+            part.apply(partial(BasePolicy.init_weights, gain=gain))
+
+    # -- the network
+    def logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """Unmasked logits float32 ``[B, 579]`` of observations float32 ``[B, obs_dim]``."""
+        return self.action_net(self.mlp_extractor.forward_actor(self.features_extractor(obs.float())))
+
+    def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits [B, 579], values [B])`` with the shared features computed once: the
+        ``forward`` of ``rummy_env.train.warmstart.fit`` (as ``sb3_forward`` is for SB3)."""
+        feats = self.features_extractor(obs.float())
+        latent_pi, latent_vf = self.mlp_extractor(feats)
+        return self.action_net(latent_pi), self.value_net(latent_vf).squeeze(-1)
+
+    def actor_net(self) -> Any:
+        """A copy of the actor as ``rummy_env.train.pool.ActorNet`` (observation ->
+        logits; the module SB3 snapshots and ``rummy export`` use), frozen, in eval mode."""
+        from .pool import ActorNet
+
+        net = ActorNet(self.obs_dim, self.net_arch, self.n_actions, "Tanh", self.features, self.trunk)
+        if not isinstance(net.features, torch.nn.Identity):
+            net.features.load_state_dict(_copy(self.features_extractor.state_dict()))
+        net.policy_net.load_state_dict(_copy(self.mlp_extractor.policy_net.state_dict()))
+        net.action_net.load_state_dict(_copy(self.action_net.state_dict()))
+        return net
+
+    def load_sb3_policy(self, policy: Any) -> None:
+        """Copy the weights of an sb3-contrib ``MaskableActorCriticPolicy`` built with the
+        same ``features``/``trunk``/``net_arch`` into this module (strict: every tensor).
+
+        Raises:
+            ValueError: the policy's network differs (names or shapes)."""
+        sd = {k: v for k, v in policy.state_dict().items()
+              if not k.startswith(("pi_features_extractor.", "vf_features_extractor."))}
+        try:
+            self.load_state_dict(_copy(sd), strict=True)
+        except RuntimeError as e:
+            raise ValueError(f"the SB3 policy's network differs from this module's: {e}") from None
+
+    def sb3_state_dict(self) -> dict[str, torch.Tensor]:
+        """This module's weights under the SB3 policy's names (with its extractor aliases):
+        ``policy.load_state_dict(module.sb3_state_dict())`` for a policy of the same shape."""
+        sd = _copy(self.state_dict())
+        for alias in ("pi_features_extractor.", "vf_features_extractor."):
+            sd.update({alias + k[len("features_extractor."):]: v for k, v in list(sd.items())
+                       if k.startswith("features_extractor.")})
+        return sd
+
+    # -- RLlib's API
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs, mask = _obs_and_mask(batch)
+        logits = self.logits(obs)
+        return {Columns.ACTION_DIST_INPUTS: mask_logits(logits, mask) if mask is not None else logits}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs, mask = _obs_and_mask(batch)
+        feats = self.features_extractor(obs)
+        logits = self.action_net(self.mlp_extractor.forward_actor(feats))
+        return {Columns.ACTION_DIST_INPUTS: mask_logits(logits, mask) if mask is not None else logits,
+                Columns.EMBEDDINGS: feats}
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+        """Values float32 ``[B]`` (from ``embeddings``, the shared features, when given)."""
+        if embeddings is None:
+            obs, _ = _obs_and_mask(batch)
+            embeddings = self.features_extractor(obs)
+        return self.value_net(self.mlp_extractor.forward_critic(embeddings)).squeeze(-1)
+
+
+def _copy(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().clone() for k, v in sd.items()}
+
+
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
-    """RLlib's default PPO torch module (separate actor and critic MLPs by default) built
+    """The network of RLlib checkpoints written before ``CardPPOTorchRLModule`` (kept so
+    they load and export): RLlib's default PPO torch module (separate actor and critic MLPs by default) built
     on the ``"observation"`` Box of the env's Dict space. Every forward pass reads the
     observation dict, casts ``"observation"`` to float32 and sets the logits of actions
     whose ``"action_mask"`` bit is 0 to ``MASK_FILL``. The batch it is given is left
@@ -147,6 +301,17 @@ class ActorLogits(torch.nn.Module):
         if isinstance(feats, dict):
             feats = feats[ACTOR]
         return self.pi(feats)
+
+
+def actor_of(module: Any) -> torch.nn.Module:
+    """The actor (observation float32 ``[B, obs_dim]`` -> logits ``[B, 579]``) of a
+    learner module as a plain torch module in eval mode, a copy: as ``ActorNet`` for a
+    ``CardPPOTorchRLModule``, as ``ActorLogits`` for an older ``MaskedPPOTorchRLModule``."""
+    import copy
+
+    if hasattr(module, "actor_net"):
+        return module.actor_net()
+    return copy.deepcopy(ActorLogits(module)).eval()
 
 
 class ScriptedRLModule(RLModule):

@@ -6,7 +6,10 @@ baselines. The learner process only runs the policy and the PPO update.
 """
 from __future__ import annotations
 
+import cProfile
 import multiprocessing as mp
+import pstats
+import time
 from typing import Any
 
 import gymnasium as gym
@@ -41,15 +44,30 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
     pool = make_pool(*pool_args, seed=seed)
     venv = SelfPlayVecEnv(Rules.from_json(rules_json), pool, n_envs, seed=seed, reward_scale=reward_scale,
                           reward=reward)
+    prof, busy = None, 0.0  # ``rummy bench train --profile``: cProfile of the env work, its seconds
     try:
         while True:
             cmd, data = conn.recv()
+            if cmd in ("reset", "step") and prof is not None:
+                t0 = time.perf_counter()
+                prof.enable()
             if cmd == "reset":
                 obs = venv.reset()
-                conn.send((obs, venv.action_masks()))
+                reply = (obs, venv.action_masks())
             elif cmd == "step":
                 obs, rew, done, infos = venv.step(data)
-                conn.send((obs, rew, done, infos, venv.action_masks(), venv.opponent_time, venv.opponent_decisions))
+                reply = (obs, rew, done, infos, venv.action_masks(), venv.opponent_time, venv.opponent_decisions)
+            if cmd in ("reset", "step"):
+                if prof is not None:
+                    prof.disable()
+                    busy += time.perf_counter() - t0
+                conn.send(reply)
+            elif cmd == "profile":
+                prof, busy = cProfile.Profile(), 0.0
+            elif cmd == "profile_stats":
+                stats = pstats.Stats(prof).stats if prof is not None else {}
+                conn.send((stats, busy))
+                prof = None
             elif cmd == "add_snapshot":
                 spec, sd, step = data
                 net = ActorNet(**spec)
@@ -97,6 +115,19 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
         """Send a frozen ``ActorNet`` to every worker's pool."""
         for c in self.conns:
             c.send(("add_snapshot", (net.spec, net.state_dict(), step)))
+
+    def start_profile(self) -> None:
+        """Start a cProfile in every worker, of its env work only (reset and step)."""
+        for c in self.conns:
+            c.send(("profile", None))
+
+    def profile_stats(self) -> list[tuple[dict, float]]:
+        """Per worker: the ``pstats.Stats(...).stats`` dict of its profile since
+        ``start_profile`` and its busy seconds (time from a request's arrival to its reply,
+        pickling excluded); stops the profiles."""
+        for c in self.conns:
+            c.send(("profile_stats", None))
+        return [c.recv() for c in self.conns]
 
     def reset(self) -> np.ndarray:
         for c in self.conns:

@@ -150,9 +150,29 @@ def planned_timesteps(remaining: int, rollout: int) -> int:
     return -(-remaining // rollout) * rollout
 
 
+def evaluation_postfix(results: dict[str, dict[str, Any]]) -> str:
+    """The progress bar's postfix for one evaluation: per baseline the match win rate
+    (``"heuristic 0.55"``), or, when the evaluation played single hands (``mode`` is not
+    ``"matches"``), the hand win rate marked ``h`` (``"heuristic h0.41"``); the results
+    are ``rummy_env.eval.tournament.evaluate`` dicts. ``"eval: "`` leads, the baselines
+    follow in the results' order."""
+    parts = [f"{b} {r['match_win_rate']:.2f}" if r.get("mode") == "matches" else f"{b} h{r['hand_win_rate']:.2f}"
+             for b, r in results.items()]
+    return "eval: " + ", ".join(parts)
+
+
 class RolloutProgressBar(ProgressBarCallback):
     """SB3's progress bar with the total it will really reach (``planned_timesteps``),
-    so the bar ends full instead of at 802,816/800,000."""
+    so the bar ends full instead of at 802,816/800,000, and the last evaluation's win
+    rates as its postfix (``show_evaluation``)."""
+
+    postfix: str | None = None
+
+    def show_evaluation(self, results: dict[str, dict[str, Any]]) -> None:
+        """Show ``evaluation_postfix(results)`` after the bar (kept until the next evaluation)."""
+        self.postfix = evaluation_postfix(results)
+        if getattr(self, "pbar", None) is not None:
+            self.pbar.set_postfix_str(self.postfix, refresh=True)
 
     def _on_training_start(self) -> None:
         from stable_baselines3.common import callbacks as sb3_callbacks
@@ -162,6 +182,8 @@ class RolloutProgressBar(ProgressBarCallback):
         self.total = planned_timesteps(remaining, rollout)
         self.pbar = sb3_callbacks.tqdm(total=self.total, unit="step",
                                        desc=f"timesteps (whole rollouts of {rollout:,})")
+        if self.postfix:
+            self.pbar.set_postfix_str(self.postfix, refresh=False)
 
 
 class SelfPlayCallback(BaseCallback):
@@ -206,6 +228,9 @@ class Trainer:
     Raises:
         ValueError: a bad config; ``CheckpointError`` for a bad ``resume``.
     """
+
+    progress_bar: "RolloutProgressBar | None" = None
+    """The bar of the running ``learn`` (None without ``progress``): evaluations show on it."""
 
     def __init__(self, cfg: TrainConfig, resume: str | None = None, verbose: int = 1) -> None:
         cfg.validate()
@@ -317,6 +342,8 @@ class Trainer:
         if self.state["best_score"] is None or sc > self.state["best_score"]:
             self.state["best_score"] = sc
             self.model.save(self.run_dir / "best_model.zip")
+        if self.progress_bar is not None:
+            self.progress_bar.show_evaluation(res)
         if self.verbose:
             print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}", flush=True)
         return res
@@ -350,9 +377,10 @@ class Trainer:
         cfg = self.cfg
         remaining = cfg.timesteps - self.state["num_timesteps"]
         cb = SelfPlayCallback(self)
+        self.progress_bar = RolloutProgressBar() if cfg.progress else None
         try:
             if remaining > 0:
-                self.model.learn(total_timesteps=remaining, callback=[cb, RolloutProgressBar()] if cfg.progress else cb,
+                self.model.learn(total_timesteps=remaining, callback=[cb, self.progress_bar] if cfg.progress else cb,
                                  reset_num_timesteps=self.state["num_timesteps"] == 0, tb_log_name="ppo")
         except KeyboardInterrupt:
             path = self.checkpoint()
