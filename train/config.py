@@ -46,7 +46,7 @@ class TrainConfig:
     where "points" reached 57.5% of matches after 3M steps (docs/training.md)."""
 
     # --- run length and seeding
-    timesteps: int = 800_000
+    timesteps: int = 500_000
     """Learner timesteps (learner decisions) to train for."""
     seed: int = 0
     """Seeds the deals, the learner's seat, the opponent sampling, torch and PPO."""
@@ -98,11 +98,11 @@ class TrainConfig:
     # --- warm start (behaviour cloning before self-play; train/warmstart.py)
     warmstart_teacher: str = "heuristic"
     """Scripted agent whose decisions are cloned before PPO starts ("none": no warm start)."""
-    warmstart_decisions: int = 400_000
+    warmstart_decisions: int = 800_000
     """Teacher decisions collected for the warm start (0: no warm start)."""
     warmstart_epochs: int = 6
     """Passes over the warm-start samples."""
-    warmstart_dagger_rounds: int = 1
+    warmstart_dagger_rounds: int = 2
     """DAgger rounds after the cloning (train/warmstart.py): the cloned policy plays,
     the teacher labels the positions it reaches, and the policy is refitted on all
     samples (0: plain behaviour cloning)."""
@@ -144,7 +144,7 @@ class TrainConfig:
     """Within "snapshot": probability of the most recent snapshot."""
 
     # --- evaluation and checkpoints
-    eval_every: int = 300_000
+    eval_every: int = 250_000
     """Learner timesteps between evaluations (0: only at the end)."""
     eval_mode: str = "auto"
     """What an evaluation plays: "matches" (full matches to the target, duplicate: each
@@ -153,7 +153,7 @@ class TrainConfig:
     "auto" (matches when the rules have a target, RULES.md §7)."""
     eval_deals: int = 40
     """Duplicate deals (match seeds in match mode) per baseline at each evaluation."""
-    final_eval_deals: int = 200
+    final_eval_deals: int = 300
     """Duplicate deals (match seeds in match mode) per baseline in the final report."""
     eval_workers: int = 2
     """Processes that play the evaluations (results do not depend on it)."""
