@@ -3,8 +3,9 @@
 The learner (sb3-contrib ``MaskablePPO``, separate policy and value MLPs) plays a
 random seat of each hand against opponents drawn from an ``OpponentPool`` of frozen
 snapshots of itself and the scripted baselines. Every ``eval_every`` steps it is
-evaluated on duplicate deals against each baseline (``rummy_env.eval.tournament``); the best
-model by mean win rate is kept as ``best_model.zip``. Checkpoints (model, opponent
+evaluated against each baseline (``rummy_env.eval.tournament``: duplicate matches to
+the target where the rules have one, else duplicate hands); the best model by mean
+match (or hand) win rate is kept as ``best_model.zip``. Checkpoints (model, opponent
 pool, trainer state, config) are written every ``checkpoint_every`` steps, at the
 end, and on Ctrl-C; ``--resume`` continues from one with the step count intact.
 
