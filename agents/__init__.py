@@ -10,7 +10,7 @@
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
-| ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I`` |
+| ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B`` (base ``holding``, the default, or ``heuristic``) |
 
 Every agent has ``act(observation, action_mask) -> int`` and ``seed(seed)``.
 """
@@ -42,8 +42,10 @@ def make_agent(name: str, seed: int | None = None) -> Any:
             ``"search:OPTIONS"``, ``"pretrained"``, ``"ppo:PATH"`` or ``"onnx:DIR"``.
             ``OPTIONS`` of the search: ``N`` (determinizations per candidate,
             >= 1, default 32) or ``samples=N,margin=M,depth=D,halving=H,
-            policy=P,infer=I`` in any subset (``margin`` >= 0, default 2: standard
-            errors by which a candidate must beat the heuristic's choice;
+            policy=P,infer=I,base=B`` in any subset (``margin`` >= 0, default 2:
+            standard errors by which a candidate must beat the base agent's choice;
+            ``base`` ``holding`` (default: the heuristic that holds its melds until
+            it can go out) or ``heuristic``;
             ``depth`` >= 0 turns per rollout before a deadwood evaluation, 0 = to
             the end of the hand, the default; ``halving`` 1 (default) or 0;
             ``policy`` ``greedy`` (default) or ``heuristic``; ``infer`` >= 1,

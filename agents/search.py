@@ -553,6 +553,7 @@ class SearchAgent:
             m = per_round if r < rounds - 1 else max(1, total - done)
             for _ in range(m):
                 base = determinize(k, rng, self.infer)
+                engine.legal_actions(base)  # once per sample: the copies share the cached list
                 for a in alive:
                     s = base.copy()
                     engine.apply(s, a)
@@ -563,7 +564,7 @@ class SearchAgent:
                 alive = alive[: max(2, (len(alive) + 1) // 2)]
         self.last_values = {a: sum(x) / len(x) for a, x in vals.items()}
         best = max(alive, key=lambda a: (self.last_values[a], -a))
-        if prior is None or best == prior or prior not in alive:
+        if prior is None or best == prior or prior not in vals:  # a prior that was not a candidate
             return best
         d = np.asarray(vals[best]) - np.asarray(vals[prior])
         if len(d) < 2:
@@ -596,7 +597,8 @@ def parse_options(text: str) -> dict[str, Any]:
                              f"(e.g. 'search:samples=32,depth=0')")
         if key not in OPTION_NAMES:
             raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
-                             f"(samples >= 1, depth >= 0, halving 0 or 1)")
+                             f"(samples >= 1, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer >= 1, "
+                             f"base {' or '.join(BASES)})")
         if key in out:
             raise ValueError(f"search option {key!r} is given twice")
         if key in ("policy", "base"):

@@ -573,14 +573,8 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
     tables = [tuple(range(len(specs)))]
     records = play_games(specs, tables, r, deals, seed, matches=matches, workers=workers)
     a = _agent_stats(records, 0, matches)
-    opp_wins = 0.0
-    for g in records:
-        if matches:
-            w = g["match_winners"]
-            opp_wins += sum(1 / len(w) for s in w if g["seats"][s] != 0)
-        elif g["winner"] is not None and g["seats"][g["winner"]] != 0:
-            opp_wins += 1
-    a["opponent_win_rate"] = opp_wins / len(records)
+    # the opponents' wins counted as agent_a's are (a split match shares 1/k each)
+    a["opponent_win_rate"] = sum(_agent_stats(records, i, matches)["wins"] for i in range(1, len(specs))) / len(records)
     a["mode"] = "matches" if matches else "hands"
     return a
 

@@ -312,9 +312,11 @@ def _takes_after_meld(state: GameState, mid: int, card: int) -> bool:
     """Would the table take ``card`` as a lay-off once meld ``mid`` is down?"""
     if card < 0 or not state.rules.layoffs:
         return False
-    melds = state.melds + [_meld_from_id(mid)]
-    a, b, c = _layoff_masks(melds, state.rules.aces)
-    return bool((a | b | c) >> card & 1)
+    # a meld's lay-off masks depend on that meld alone: the table's after the meld are
+    # today's OR the new meld's
+    m = _meld_from_id(mid)
+    a, b, c = meld_layoff_masks(m.kind, m.key, m.mask, m.lo, m.hi, state.rules.aces)
+    return bool((a | b | c | state.layoff_masks[0] | state.layoff_masks[1] | state.layoff_masks[2]) >> card & 1)
 
 
 def _takes_after_layoff(state: GameState, card: int, end: int) -> int:

@@ -294,10 +294,12 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size(n),), "action_mask": int8 (579,)}`` for ``agent``;
         fresh arrays the caller may keep."""
-        self._started()
-        if agent not in self.agent_name_mapping:
-            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}")
-        seat = self.agent_name_mapping[agent]
+        try:
+            seat = self.agent_name_mapping[agent]
+        except KeyError:
+            raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}") from None
+        if self.state is None:
+            self._started()  # raises: observe before reset
         return {"observation": self._obs(seat).copy(), "action_mask": self._mask(seat)}
 
     # ------------------------------------------------------------------ positions and text

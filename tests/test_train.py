@@ -350,7 +350,26 @@ def test_evaluations_inside_a_run_show_on_the_progress_bar(tmp_path):
     assert len(rows) == 2  # at 128 and 256 steps
     last = {b: rows[-1][b] for b in ("random", "greedy")}
     assert all(r["mode"] == "matches" for r in last.values())
-    want = evaluation_postfix(last)
-    assert want.startswith("eval: random ") and ", greedy " in want
+    # by hand: "eval: " then each baseline's match win rate to two places, in the config's order
+    want = (f"eval: random {last['random']['match_win_rate']:.2f}, "
+            f"greedy {last['greedy']['match_win_rate']:.2f}")
+    assert evaluation_postfix(last) == want
     assert t.progress_bar.postfix == want
     assert t.progress_bar.pbar.postfix == want  # what tqdm prints after the bar
+
+
+def test_warm_start_ticker_prints_at_most_one_line_per_interval(monkeypatch, capsys):
+    from rummy_env.train import warmstart
+
+    clock = iter([0.0, 5.0, 10.0, 16.0, 20.0, 31.5])  # Ticker() reads once, then once per call
+    monkeypatch.setattr(warmstart.time, "perf_counter", lambda: next(clock))
+    tick = warmstart.Ticker(t0=0.0, every=15.0)
+    report = tick.bind("playing hands", 1000, "decisions")
+    for done in (100, 200, 300, 400, 500):  # at 5, 10, 16, 20 and 31.5 s
+        report(done)
+    lines = capsys.readouterr().out.splitlines()
+    # 16 s is the first time 15 s have passed since the start; 31.5 - 16 = 15.5 >= 15 again
+    assert lines == ["[warm start] playing hands: 300/1,000 decisions, 16s elapsed",
+                     "[warm start] playing hands: 500/1,000 decisions, 32s elapsed"]
+    monkeypatch.undo()
+    assert warmstart.Ticker(0.0, enabled=False).bind("x", 1, "y") is None

@@ -26,6 +26,31 @@ def score(results: dict[str, dict[str, Any]]) -> float:
     return float(sum(r["win_rate"] for r in results.values()) / max(1, len(results)))
 
 
+def append_history(history: list[dict[str, Any]], run_dir: Path, t: int, wall_time_s: float,
+                   results: dict[str, dict[str, Any]], final: bool = False) -> dict[str, Any]:
+    """Append one evaluation to ``history`` and rewrite ``run_dir/eval_history.json``
+    (both training backends).
+
+    Args:
+        t: learner timesteps at the evaluation; wall_time_s: seconds of training so far
+            (warm start and earlier segments of a resumed run included).
+        results: baseline -> ``rummy_env.eval.tournament.evaluate`` dict.
+        final: marks the final report's evaluation.
+
+    Returns:
+        the row: ``{"timesteps", "wall_time_s", ["final"], <baseline>: history_row, "score"}``.
+    """
+    row: dict[str, Any] = {"timesteps": t, "wall_time_s": round(wall_time_s, 1)}
+    if final:
+        row["final"] = True
+    for b, r in results.items():
+        row[b] = history_row(r)
+    row["score"] = score(results)
+    history.append(row)
+    (run_dir / "eval_history.json").write_text(json.dumps(history, indent=2))
+    return row
+
+
 def summary_line(results: dict[str, dict[str, Any]]) -> str:
     """One line per evaluation for the progress log: per baseline, the match (or hand)
     win rate, points per hand and hand win rate."""

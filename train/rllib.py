@@ -45,7 +45,7 @@ from typing import Any
 from rummy_env.rules import Rules
 
 from .config import TrainConfig
-from .report import history_row, score, summary_line, write_report
+from .report import append_history, summary_line, write_report
 
 def _has_rllib() -> bool:
     # without importing ray (find_spec("ray.rllib") would import it): Ray reads its
@@ -278,9 +278,12 @@ class RLlibTrainer:
         return self.m.actor_of(mod)
 
     def wall_time(self) -> float:
+        """Seconds of training so far, warm start and earlier segments of a resumed run included."""
         return self._wall0 + time.perf_counter() - self._t0
 
     def evaluate(self, deals: int, seed: int) -> dict[str, Any]:
+        """The greedy learner against each of ``eval_baselines`` on ``deals`` duplicate match
+        seeds (or hands: ``eval_mode``) from ``seed``: baseline -> ``evaluate`` result."""
         from rummy_env.eval.tournament import evaluate
 
         agent = self.greedy_agent()
@@ -292,14 +295,7 @@ class RLlibTrainer:
         """Evaluate (unless ``res`` is given) and append the row to ``eval_history.json``."""
         if res is None:
             res = self.evaluate(self.cfg.eval_deals, seed=10_000 + self.cfg.seed)
-        row: dict[str, Any] = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
-        if final:
-            row["final"] = True
-        for b, r in res.items():
-            row[b] = history_row(r)
-        row["score"] = score(res)
-        self.state["eval_history"].append(row)
-        (self.run_dir / "eval_history.json").write_text(json.dumps(self.state["eval_history"], indent=2))
+        row = append_history(self.state["eval_history"], self.run_dir, t, self.wall_time(), res, final=final)
         if self.verbose and not final:
             print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}", flush=True)
         return row

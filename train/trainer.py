@@ -37,7 +37,7 @@ from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
 
 from .config import TrainConfig
-from .report import history_row, plot_learning_curve, score, summary_line, write_report
+from .report import append_history, plot_learning_curve, score, summary_line, write_report
 from .policy import FastMaskablePolicy, SelfPlayPPO
 from .pool import ActorNet, OpponentPool, SnapshotAgent
 
@@ -351,17 +351,11 @@ class Trainer:
 
     def _record(self, t: int, res: dict[str, dict[str, Any]], final: bool = False) -> None:
         """Append one evaluation to ``eval_history.json`` and TensorBoard."""
-        row: dict[str, Any] = {"timesteps": t, "wall_time_s": round(self.wall_time(), 1)}
-        if final:
-            row["final"] = True
         for b, r in res.items():
-            row[b] = history_row(r)
             self.model.logger.record(f"eval/win_rate_vs_{b}", r["win_rate"])
             self.model.logger.record(f"eval/points_per_hand_vs_{b}", r["points_per_hand"])
             self.model.logger.record(f"eval/hand_win_rate_vs_{b}", r["hand_win_rate"])
-        row["score"] = score(res)
-        self.state["eval_history"].append(row)
-        (self.run_dir / "eval_history.json").write_text(json.dumps(self.state["eval_history"], indent=2))
+        append_history(self.state["eval_history"], self.run_dir, t, self.wall_time(), res, final=final)
 
     def checkpoint(self) -> Path:
         """Write ``checkpoints/step_N`` (model, pool, trainer state, rules) and return its path."""

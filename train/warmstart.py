@@ -300,8 +300,9 @@ def agreement(forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.
 
 class Ticker:
     """Progress lines for the warm start: ``[warm start] WHAT: done/total UNIT, elapsed``,
-    printed at most every ``every`` seconds (and never silent longer), so a long
-    collection or fit is never silent for more than that.
+    at most one line every ``every`` seconds, printed when progress is reported (after
+    each hand, batched step or minibatch, each well under a second), so a long
+    collection or fit is not silent for much more than ``every`` seconds.
 
     Args:
         t0: ``time.perf_counter()`` at the start (elapsed time is counted from it).
