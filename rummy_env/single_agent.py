@@ -121,8 +121,10 @@ class SingleAgentEnv(gym.Env):
         Raises:
             ValueError: ``seed`` is not ``None`` or an int >= 0, the STATE is not a
                 legal position or ends before the learner moves, or no deal of these
-                rules reaches the learner's seat. A refused reset changes nothing: the
-                position, the learner's seat and every RNG stay as they were.
+                rules reaches the learner's seat. A refused reset leaves the position,
+                the learner's seat, the env's RNGs and the default random opponents'
+                RNG as they were; opponent objects you passed in may already have been
+                reseeded by it (their ``seed`` is called before the deal).
         """
         if seed is not None:
             _check_seed(seed)
