@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-NUM_ACTIONS = 579  # rummy_v0's Discrete(579); checked against spec.json on load
+NUM_ACTIONS = {"standard": 579, "rum500": 631}  # rummy_v0's Discrete(N) per table kind; checked against spec.json
 _INPUTS = ("observation", "action_mask")
 _OUTPUTS = ("masked_logits", "action")
 
@@ -42,8 +42,13 @@ def load_spec(policy_dir: str | Path) -> dict[str, Any]:
         spec["rules"]["json"]
         if not isinstance(size, int) or size <= 0 or not isinstance(n, int):
             raise TypeError("observation.size and rules.num_players must be ints")
-        if len(table) != NUM_ACTIONS or any(e["id"] != i for i, e in enumerate(table)):
-            raise TypeError(f"actions.table must list ids 0..{NUM_ACTIONS - 1} in order")
+        kind = spec["actions"].get("kind", "standard")  # specs written before 500 Rum have no kind
+        if kind not in NUM_ACTIONS:
+            raise TypeError(f"actions.kind must be one of {', '.join(NUM_ACTIONS)}, got {kind!r}")
+        n_act = NUM_ACTIONS[kind]
+        if len(table) != n_act or any(e["id"] != i for i, e in enumerate(table)):
+            raise TypeError(f"actions.table must list ids 0..{n_act - 1} in order (a {kind} table)")
+        spec["actions"]["kind"] = kind
     except (KeyError, TypeError, IndexError) as e:
         raise ValueError(f"{sp} is corrupt (not a policy spec: {type(e).__name__}: {e})") from None
     return spec
@@ -52,7 +57,7 @@ def load_spec(policy_dir: str | Path) -> dict[str, Any]:
 def load_session(policy_dir: str | Path, spec: dict[str, Any] | None = None) -> Any:
     """An onnxruntime session (one CPU thread) over ``policy_dir/policy.onnx``, checked
     against the spec: inputs ``observation`` [batch, obs_dim] and ``action_mask``
-    [batch, 579], outputs ``masked_logits`` and ``action``.
+    [batch, N] (579, or 631 for a 500 Rum table), outputs ``masked_logits`` and ``action``.
 
     Raises:
         ValueError: ``policy.onnx`` is missing, corrupt, or has other inputs/outputs.
@@ -100,7 +105,8 @@ class OnnxAgent:
             probable legal action), so it changes nothing.
 
     Attributes:
-        spec: the parsed ``spec.json``; ``obs_dim``: the observation length.
+        spec: the parsed ``spec.json``; ``obs_dim``: the observation length; ``num_actions``:
+            the action count of its table kind (579, or 631 at a 500 Rum table).
 
     Raises:
         ValueError: a missing directory, or a missing or corrupt ``policy.onnx`` or
@@ -114,6 +120,7 @@ class OnnxAgent:
         self.path = d
         self.spec = load_spec(d)
         self.obs_dim = int(self.spec["observation"]["size"])
+        self.num_actions = NUM_ACTIONS[self.spec["actions"]["kind"]]
         self.session = load_session(d, self.spec)
         self.seed(seed)
 
@@ -139,16 +146,17 @@ class OnnxAgent:
                        f"and this observation is from a {players}-player table")
             raise ValueError(f"observation must have shape ({self.obs_dim},) or (batch, {self.obs_dim}), "
                              f"got {obs.shape}{why}")
-        if mask.shape != (obs.shape[0], NUM_ACTIONS):
-            raise ValueError(f"action_mask must have shape ({NUM_ACTIONS},) or ({obs.shape[0]}, {NUM_ACTIONS}), got {mask.shape}")
+        na = self.num_actions
+        if mask.shape != (obs.shape[0], na):
+            raise ValueError(f"action_mask must have shape ({na},) or ({obs.shape[0]}, {na}), got {mask.shape}")
         if not (mask != 0).any(axis=1).all():
             raise ValueError("action_mask has no legal action (is this seat to move?)")
         return np.ascontiguousarray(obs), (mask != 0).astype(np.int8)
 
     def evaluate(self, observation: Any, action_mask: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Run the graph: ``(masked_logits float32 [B, 579], action int64 [B])`` for
+        """Run the graph: ``(masked_logits float32 [B, N], action int64 [B])`` for
         ``observation`` float32 ``[obs_dim]`` or ``[B, obs_dim]`` and ``action_mask``
-        (any int/bool dtype, nonzero = legal) ``[579]`` or ``[B, 579]``.
+        (any int/bool dtype, nonzero = legal) ``[N]`` or ``[B, N]``.
 
         Raises:
             ValueError: wrong shapes, or a row with no legal action.
@@ -158,15 +166,15 @@ class OnnxAgent:
         return logits, action
 
     def probabilities(self, observation: Any, action_mask: Any) -> np.ndarray:
-        """The policy's distribution over the 579 actions (float64 ``[579]`` for one
-        observation, ``[B, 579]`` for a batch); illegal actions have probability 0."""
+        """The policy's distribution over the N actions (579, or 631 at a 500 Rum table) (float64 ``[N]`` for one
+        observation, ``[B, N]`` for a batch); illegal actions have probability 0."""
         logits, _ = self.evaluate(observation, action_mask)
         p = softmax_legal(logits, self._check(observation, action_mask)[1])
         return p[0] if np.asarray(observation).ndim == 1 else p
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The most probable legal action id for one observation (float32 ``[obs_dim]``)
-        and its mask (``[579]``, 1 = legal).
+        and its mask (``[N]``, 1 = legal).
 
         Raises:
             ValueError: wrong shapes or no legal action.

@@ -12,6 +12,10 @@ possible homes; discard dead ranks before live ones; do not feed an opponent wha
 is known to collect or can lay off; take the upcard only when it will be used; late
 in a hand keep low cards.
 
+At a 500 Rum table (RULES.md §10.4) both dig the discard pile when the deepest card
+they would take joins a meld or a lay-off at once and the cards taken are worth more
+than they cost (``_Scripted.dig_value``), and play a dug card before anything else.
+
 The meld arithmetic they use (best partition, lay-off closure, partial melds, run
 windows) is ``rummy_env.meld_analysis``, beside the engine's own meld definitions.
 """
@@ -22,7 +26,7 @@ import numbers
 
 import numpy as np
 
-from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
+from rummy_env.actions import DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import FULL_DECK, RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
 from rummy_env.meld_analysis import WINDOWS, meld_plan, next_high, next_low, partial_mask
 from rummy_env.melds import MELD_MASK, melds_in
@@ -45,8 +49,8 @@ class _Scripted(SeededAgent):
         """The agent's legal action id for this observation.
 
         Args:
-            observation: float32 ``(obs_size(n),)`` as the env returns it.
-            action_mask: int8 ``(579,)``, 1 = legal.
+            observation: float32 ``(obs_size(n, kind),)`` as the env returns it.
+            action_mask: int8 ``(N,)`` (579, or 631 at a 500 Rum table), 1 = legal.
 
         Raises:
             ValueError: bad shapes, or no action is legal (the seat is not to move).
@@ -55,13 +59,59 @@ class _Scripted(SeededAgent):
         if not v.legal:
             raise ValueError("no legal action in the mask: this seat is not to move")
         if v.can_draw_stock or v.can_draw_discard:
+            if v.dig_actions:
+                dig = self._dig(v)
+                if dig is not None:
+                    return dig
             if not v.can_draw_discard:
                 return DRAW_STOCK
             if not v.can_draw_stock:
                 return DRAW_DISCARD
             return DRAW_DISCARD if self._take_upcard(v) else DRAW_STOCK
+        if v.bound >= 0:
+            a = _play_bound(v)
+            if a is not None:
+                return a
         a = self._play(v)
         return a
+
+    # how much a card taken by a dig and left in hand counts against the dig (1 = its points)
+    DIG_COST = 1.0
+
+    def dig_value(self, v: PlayerView, taken: int) -> float:
+        """What taking ``taken`` (a 52-bit mask of discard-pile cards) is worth at a 500 Rum
+        table (RULES.md §10.4: melded cards score for their maker, cards left in hand
+        count against it): the points the hand would meld or lay off with them beyond
+        what it melds without them, minus ``DIG_COST`` times the points of the taken
+        cards that would stay in hand."""
+        pts = _POINTS[v.ace_points]
+        masks = v.layoff_masks if v.layoffs else None
+        _, m0, p0 = meld_plan(v.hand, v.aces, v.ace_points, masks)
+        _, m1, p1 = meld_plan(v.hand | taken, v.aces, v.ace_points, masks)
+        used = m1 | p1
+        gain = sum(pts[c] for c in cards_of(used)) - sum(pts[c] for c in cards_of(m0 | p0))
+        left = taken & ~used
+        return gain - self.DIG_COST * sum(pts[c] for c in cards_of(left))
+
+    def _dig(self, v: PlayerView) -> int | None:
+        """The best legal dig if it is worth more than nothing and more than the upcard alone."""
+        pile = v.pile
+        best = None
+        taken = (1 << pile[-1]) if pile else 0
+        for depth in range(len(pile) - 2, -1, -1):
+            c = pile[depth]
+            taken |= 1 << c
+            a = DIG_BASE + c
+            if a not in v.dig_actions:
+                continue
+            val = self.dig_value(v, taken)
+            if best is None or val > best[0]:
+                best = (val, a)
+        if best is None or best[0] <= 0:
+            return None
+        if v.upcard >= 0 and self.dig_value(v, 1 << v.upcard) >= best[0]:
+            return None
+        return best[1]
 
     def _take_upcard(self, v: PlayerView) -> bool:
         raise NotImplementedError
@@ -79,6 +129,18 @@ def _upcard_joins_meld(v: PlayerView) -> bool:
         if MELD_MASK[m] & ub:
             return True
     return False
+
+
+def _play_bound(v: PlayerView) -> int | None:
+    """While a dug card is in hand (RULES.md §10.4): the largest legal meld that holds
+    it, else a legal lay-off of it; ``None`` when neither is legal yet (another meld or
+    lay-off must come first)."""
+    b = 1 << v.bound
+    melds = [a for a in v.meld_actions if MELD_MASK[a - MELD_BASE] & b]
+    if melds:
+        return max(melds, key=lambda a: (MELD_MASK[a - MELD_BASE].bit_count(), a))
+    lays = [a for a in v.layoff_actions if (a - LAYOFF_BASE) // 3 == v.bound]
+    return lays[0] if lays else None
 
 
 class GreedyAgent(_Scripted):
@@ -153,8 +215,14 @@ class HeuristicAgent(_Scripted):
     HOLD_FOR_RUMMY = True
     HOLD_MELDS = 0
     EXCLUDE_KNOWN = True
+    # at a 500 Rum table (RULES.md §10.4; chosen by duplicate matches against greedy):
+    # a card kept for its outs is worth more (every meld scores), and a dug card left in
+    # hand is charged half its points (it may still meld before the hand ends)
+    W_OUT_MELDS = 24.0
+    W_WEAK_MELDS = 6.0
+    DIG_COST = 0.5
     TUNABLE = ("W_OUT", "W_WEAK", "W_ACC", "W_KNOWN_RANK", "W_KNOWN_NEAR", "W_OPP_LIVE", "W_DEAD",
-               "W_NEAR_TABLE", "LATE_STOCK", "LATE_WEIGHT", "HOLD_MELDS")
+               "W_NEAR_TABLE", "LATE_STOCK", "LATE_WEIGHT", "HOLD_MELDS", "W_OUT_MELDS", "W_WEAK_MELDS", "DIG_COST")
 
     def __init__(self, seed: int | None = None, **weights: float) -> None:
         """``weights`` override the class's discard weights for this agent (names in
@@ -206,7 +274,7 @@ class HeuristicAgent(_Scripted):
             go_now = (nu == 0 and not v.must_discard) or (nu == 1 and not unplaced & fbit)
             if go_now:
                 pass
-            elif self.HOLD_MELDS:
+            elif self.HOLD_MELDS and not v.melds_scoring:  # under meld scoring a held meld only risks its points
                 hold = True
             elif self.HOLD_FOR_RUMMY and not v.has_melded and v.rummy_multiplier > 1:
                 need = 0 if v.rummy_needs_no_discard else 1
@@ -244,6 +312,7 @@ class HeuristicAgent(_Scripted):
         takes = v.layoff_any if v.layoffs else 0
         late = v.stock_size <= self.LATE_STOCK or min(v.opp_hand_size) <= 2
         wp = self.LATE_WEIGHT if late else 1.0
+        w_out, w_weak = (self.W_OUT_MELDS, self.W_WEAK_MELDS) if v.melds_scoring else (self.W_OUT, self.W_WEAK)
         windows = WINDOWS[aces]
         near_takes = 0
         if takes:
@@ -273,7 +342,7 @@ class HeuristicAgent(_Scripted):
                     weak += 1
                 if w & avail == w:
                     opp_live = True
-            score = self.W_OUT * outs.bit_count() + self.W_WEAK * weak - wp * pts[c]
+            score = w_out * outs.bit_count() + w_weak * weak - wp * pts[c]
             danger = 0.0
             if takes & b:
                 danger += self.W_ACC

@@ -49,7 +49,7 @@ import numpy as np
 
 # every engine import in one place (PlayerView / STATE JSON may move between modules)
 from rummy_env import engine
-from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
+from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, num_actions
 from rummy_env.cards import FULL_DECK, cards_of, mask_points
 from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
 from rummy_env.meld_analysis import best_partition, meld_plan, partial_mask
@@ -81,11 +81,13 @@ class SampleError(ValueError):
 
 @lru_cache(maxsize=64)
 def _rules(key: tuple) -> Rules:
-    (n, dealt, aces, ap, layoffs, must, mult, no_disc, penalty, turn_over, mr, on_req, lowest, target) = key
+    (n, dealt, aces, ap, layoffs, must, mult, no_disc, penalty, turn_over, mr, on_req, lowest, target,
+     melds_scoring, dig) = key
     return Rules(
         num_players=n, hand_size=None if dealt == default_hand_size(n) else dealt, aces=aces, ace_points=ap,
         layoffs=layoffs, must_discard_to_go_out=must, rummy_multiplier=mult, rummy_needs_no_discard=no_disc,
-        scoring="penalty" if penalty else "winner_takes", recycle="turn_over" if turn_over else "shuffle",
+        scoring="melds" if melds_scoring else "penalty" if penalty else "winner_takes",
+        draw="dig" if dig else "top", recycle="turn_over" if turn_over else "shuffle",
         max_recycles=mr, dry_trigger="on_request" if on_req else "on_empty",
         dry_hand="lowest_deadwood" if lowest else "void", target=target,
     )
@@ -97,7 +99,7 @@ def rules_of_view(v: PlayerView) -> Rules:
     t = int(round(v.target))
     return _rules((v.n, v.cards_dealt, v.aces, v.ace_points, v.layoffs, v.must_discard, v.rummy_multiplier,
                    v.rummy_needs_no_discard, v.penalty, v.turn_over, v.max_recycles, v.on_request,
-                   v.lowest_deadwood, t if t > 0 else None))
+                   v.lowest_deadwood, t if t > 0 else None, v.melds_scoring, v.dig))
 
 
 def _meld(mid: int) -> Meld:
@@ -166,7 +168,9 @@ class Knowledge:
         self.rules = rules_of_view(v)
         n = v.n
         up = (1 << v.upcard) if v.upcard >= 0 else 0
-        self.discard = cards_of(v.discard_below) + ([v.upcard] if v.upcard >= 0 else [])
+        # the pile's order is in the observation at a 500 Rum table only (RULES.md §10.4)
+        self.discard = list(v.pile) if v.pile is not None else (
+            cards_of(v.discard_below) + ([v.upcard] if v.upcard >= 0 else []))
         self.melds = table_melds(v.table, v.layoff_masks, v.aces) if v.table else ()
         known = [0] + list(v.opp_known)
         seen = v.hand | v.table | v.discard_below | up
@@ -253,6 +257,9 @@ def determinize(k: Knowledge, rng: random.Random, infer: int = 1) -> GameState:
     s.match_over = False
     s.match_winners = None
     s.payoffs = [0] * n
+    s.meld_points = [int(round(v.meld_points))] + [int(round(x)) for x in v.opp_meld_points]
+    s.bound = v.bound
+    s.num_actions = num_actions(rules)
     s.rng = random.Random(rng.getrandbits(64))
     s._legal = None
     return s
@@ -355,7 +362,7 @@ class _SeatView:
                  "layoff_any",
                  "opp_known_all", "opp_hand_size", "has_melded", "stock_size", "aces", "ace_points", "layoffs",
                  "must_discard", "rummy_multiplier", "rummy_needs_no_discard", "legal", "discardable",
-                 "meld_actions", "layoff_actions")
+                 "meld_actions", "layoff_actions", "melds_scoring", "dig_actions", "bound", "pile")
 
     def __init__(self, s: GameState) -> None:
         r = s.rules
@@ -385,6 +392,10 @@ class _SeatView:
         self.aces, self.ace_points, self.layoffs = r.aces, r.ace_points, r.layoffs
         self.must_discard, self.rummy_multiplier = r.must_discard_to_go_out, r.rummy_multiplier
         self.rummy_needs_no_discard = r.rummy_needs_no_discard
+        self.melds_scoring = r.scoring == "melds"
+        self.dig_actions = []  # rollouts draw the top card only
+        self.bound = s.bound
+        self.pile = s.discard
         if s.phase == PLAY:
             legal = engine.legal_actions(s)
             self.legal = legal
@@ -414,9 +425,18 @@ def heuristic_turn(s: GameState, check: bool = False) -> None:
 
 def leaf_value(s: GameState, seat: int) -> float:
     """A truncated rollout's value for ``seat``: the mean over the other seats of
-    (their deadwood - the seat's), deadwood after the best meld partition (RULES.md §1, §5)."""
+    (their deadwood - the seat's), deadwood after the best meld partition (RULES.md §1, §5);
+    under ``scoring="melds"`` (§10.4) of (the seat's points so far - theirs), a hand's
+    points being what it melded plus what its best partition would meld minus the rest."""
     rules = s.rules
     aces, ap = rules.aces, rules.ace_points
+    if rules.scoring == "melds":  # 500 Rum (§10.4): melded so far + meldable - the rest of the hand
+        own = []
+        for q, h in enumerate(s.hands):
+            melded = best_partition(h, aces, ap)[0]
+            own.append(s.meld_points[q] + 2 * melded - mask_points(h, ap))
+        n = len(own)
+        return sum(own[seat] - own[q] for q in range(n) if q != seat) / (n - 1)
     dw = [mask_points(h, ap) - best_partition(h, aces, ap)[0] for h in s.hands]
     n = len(dw)
     return sum(dw[q] - dw[seat] for q in range(n) if q != seat) / (n - 1)
@@ -495,7 +515,8 @@ class SearchAgent:
         """The chosen legal action id.
 
         Args:
-            observation: float32 ``(obs_size(n),)``; action_mask: int8 ``(579,)``, 1 = legal.
+            observation: float32 ``(obs_size(n, kind),)``; action_mask: int8 ``(N,)`` (579, or 631 at
+                a 500 Rum table), 1 = legal.
 
         Raises:
             ValueError: bad shapes, or no action is legal (the seat is not to move).
@@ -507,6 +528,12 @@ class SearchAgent:
             raise ValueError("no legal action in the mask: this seat is not to move")
         if len(legal) == 1:
             return legal[0]
+        if v.phase == DRAW and v.dig_actions:  # 500 Rum: a dig the heuristic wants is played (§10.4)
+            dig = self._heur._dig(v)
+            if dig is not None:
+                return dig
+        if v.bound >= 0:  # a dug card to play: the heuristic's way
+            return self._heur.act(observation, action_mask)
         if v.phase == DRAW:
             cands = [DRAW_STOCK, DRAW_DISCARD]
             prior = DRAW_DISCARD if self._heur._take_upcard(v) else DRAW_STOCK

@@ -428,7 +428,7 @@ def time_agent(name: str, opponent: str = "heuristic", rules: Any = "classic", h
     if r.num_players != 2:
         raise ValueError(f"rummy bench agent plays heads-up tables, got {r.num_players} players")
     make_agent(name), make_agent(opponent)  # names checked before any play
-    enc = Encoder(2)
+    enc = Encoder.for_rules(r)
     times: list[float] = []
     for g in range(hands):
         for seat in (0, 1):
@@ -436,7 +436,7 @@ def time_agent(name: str, opponent: str = "heuristic", rules: Any = "classic", h
             st = engine.new_game(r, seed=seed + g)
             while not st.hand_over:
                 p = st.current
-                obs, mask = enc.encode(st, p), action_mask(engine.legal_actions(st))
+                obs, mask = enc.encode(st, p), action_mask(engine.legal_actions(st), size=st.num_actions)
                 t0 = time.perf_counter()
                 a = ags[p].act(obs, mask)
                 if p == seat:

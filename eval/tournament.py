@@ -207,7 +207,7 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
     n = rules.num_players
     if matches and rules.target is None:
         raise ValueError("--matches needs rules with a target (this preset plays a single hand)")
-    enc = encoder or Encoder(n)
+    enc = encoder or Encoder.for_rules(rules)
     st = engine.new_game(rules, seed=seed)
     decisions = 0
     hands = 1
@@ -218,7 +218,7 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
     while True:
         while not st.hand_over:
             p = st.current
-            mask = action_mask(engine.legal_actions(st))
+            mask = action_mask(engine.legal_actions(st), size=st.num_actions)
             a = agents[p].act(enc.encode(st, p), mask)
             try:
                 engine.apply(st, int(a))
@@ -275,7 +275,7 @@ def _run_chunk(job: tuple) -> list[dict[str, Any]]:
     specs, tables, rules, seed, lo, hi, matches = job
     _WORKER_AGENTS.clear()
     n = rules.num_players
-    enc = Encoder(n)
+    enc = Encoder.for_rules(rules)
     out = []
     for d in range(lo, hi):
         ds = deal_seed(seed, d)

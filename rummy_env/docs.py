@@ -2,7 +2,7 @@
 
 ``python -m rummy_env.docs`` rewrites the blocks between ``<!-- BEGIN name -->`` and
 ``<!-- END name -->`` in ``docs/env.md`` (names: ``presets``, ``observation``,
-``actions``); ``python -m rummy_env.docs --check`` exits 1 when the page is out of
+``actions``, ``observation_rum500``, ``actions_rum500``); ``python -m rummy_env.docs --check`` exits 1 when the page is out of
 date (``tests/test_docs.py`` runs the same check). Both need a source checkout: the
 docs are not installed with the package.
 """
@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from .actions import ACTION_RANGES, NUM_ACTIONS
+from .actions import NUM_ACTIONS, action_ranges, num_actions
 from .observation import layout, obs_size
 from .rules import OPTION_NAMES, PRESET_PLAYERS, PRESETS, Rules
 
@@ -30,13 +30,32 @@ def observation_table(num_players: int = 2) -> str:
     return "\n".join(rows)
 
 
-def action_table() -> str:
-    """Markdown table of the action-id layout (``Discrete(NUM_ACTIONS)``)."""
+def rum500_observation_table(num_players: int = 2) -> str:
+    """Markdown table of the pieces a 500 Rum table's observation adds after the standard
+    layout (``layout(n, "rum500")``, RULES.md §10.4)."""
+    base = obs_size(num_players)
+    rows = ["| piece | offset | size | meaning |", "| --- | --- | --- | --- |"]
+    for name, off, size, meaning in layout(num_players, "rum500"):
+        if off >= base:
+            rows.append(f"| `{name}` | {off} | {size} | {meaning} |")
+    rows.append("")
+    rows.append("Total length by players: " + ", ".join(f"{n} → {obs_size(n, 'rum500')}" for n in range(2, 7))
+                + ". The first entries are the standard layout above, piece for piece.")
+    return "\n".join(rows)
+
+
+def action_table(kind: str = "standard") -> str:
+    """Markdown table of a table kind's action-id layout (``Discrete(num_actions(kind))``)."""
     rows = ["| range | first id | count | meaning |", "| --- | --- | --- | --- |"]
-    for name, start, count, meaning in ACTION_RANGES:
+    for name, start, count, meaning in action_ranges(kind):
         rows.append(f"| {name} | {start} | {count} | {meaning} |")
     rows.append("")
-    rows.append(f"`Discrete({NUM_ACTIONS})` for every rule set and player count.")
+    if kind == "standard":
+        rows.append(f"`Discrete({NUM_ACTIONS})` for every standard table (every preset but `rum500`), "
+                    "every rule set and player count.")
+    else:
+        rows.append(f"`Discrete({num_actions(kind)})` at every 500 Rum table (`draw = \"dig\"` or "
+                    "`scoring = \"melds\"`); ids 0-578 mean what they mean at a standard table.")
     return "\n".join(rows)
 
 
@@ -49,7 +68,7 @@ def _fmt(v: object) -> str:
 
 
 def presets_table() -> str:
-    """Markdown table of the five presets (RULES.md §9) against every option (§8)."""
+    """Markdown table of the presets (RULES.md §9, §10.5) against every option (§8)."""
     names = list(PRESETS)
     head = "| option | " + " | ".join(f"`{n}`" for n in names) + " |"
     rows = [head, "| --- |" + " --- |" * len(names)]
@@ -63,14 +82,15 @@ def presets_table() -> str:
             if opt == "target" and n in ("turnover", "stalemate"):
                 vals.append("by players (100/150/200)")
             elif opt == "hand_size":
-                vals.append("by players (10/7/6)")
+                vals.append("by players (13/7)" if n == "rum500" else "by players (10/7/6)")
             else:
                 vals.append(_fmt(getattr(PRESETS[n], opt)))
         rows.append(f"| `{opt}` | " + " | ".join(vals) + " |")
     return "\n".join(rows)
 
 
-BLOCKS = {"presets": presets_table, "observation": observation_table, "actions": action_table}
+BLOCKS = {"presets": presets_table, "observation": observation_table, "actions": action_table,
+          "observation_rum500": rum500_observation_table, "actions_rum500": lambda: action_table("rum500")}
 
 
 def render(text: str) -> str:
@@ -125,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["observation_table", "action_table", "presets_table", "render", "missing_blocks", "PAGE", "Rules"]
+__all__ = ["observation_table", "rum500_observation_table", "action_table", "presets_table", "render", "missing_blocks", "PAGE", "Rules"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,7 +7,8 @@ checks ``a`` against that same list (raising ``IllegalActionError`` and changing
 nothing when it is not there) before changing the position in place.
 
 Sections of RULES.md implemented here: §2 deal, §3 turn, §4 aces (through the
-catalogue), §5 going out and scoring, §6 an empty stock, §7 match play. Writing and
+catalogue), §5 going out and scoring, §6 an empty stock, §7 match play, §10.4 500 Rum
+(meld scoring and digging the discard pile). Writing and
 reading positions (API.md's STATE JSON) is ``state_json.py``.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ import random
 from typing import Any
 
 from .actions import (
+    DIG_BASE,
     DISCARD_BASE,
     DRAW_DISCARD,
     DRAW_STOCK,
@@ -25,9 +27,11 @@ from .actions import (
     NUM_ACTIONS,
     action_text,
     checked_action_id,
+    num_actions,
     parse_action,
 )
 from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_points
+from .meld_analysis import layoff_closure
 from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, meld_layoff_masks, melds_in
 from .rules import Rules
 
@@ -87,6 +91,12 @@ class GameState:
         known: per seat, cards it took from the discard pile and still holds.
         discards_by: per seat, cards it discarded this hand.
         hand_over / result / match_over / match_winners: the end of a hand / match.
+        meld_points: per seat, the points of the cards it melded or laid off this hand
+            (RULES.md §10.4; kept at every table, scored only under ``scoring="melds"``).
+        bound: the card a dig of this turn binds (the deepest card taken when more
+            than the top card was taken: it must be melded or laid off this turn,
+            RULES.md §10.4), or -1.
+        num_actions: the table's action count (``actions.num_actions(rules)``).
         layoff_masks: ``(layoff_set, layoff_low, layoff_high)``, 52-bit masks of the
             cards the table takes as a lay-off on a set (its missing 4th card), at the
             low end and at the high end of a run (derived from ``melds``; RULES.md §3-§4).
@@ -97,7 +107,7 @@ class GameState:
         "rules", "hands", "stock", "discard", "melds", "current", "phase", "drawn_from_discard",
         "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
         "known", "discards_by", "hand_over", "result", "match_over", "match_winners",
-        "layoff_masks", "payoffs", "rng", "_legal",
+        "layoff_masks", "payoffs", "rng", "_legal", "meld_points", "bound", "num_actions",
     )
 
     def copy(self) -> "GameState":
@@ -122,6 +132,9 @@ class GameState:
         s.match_winners = None if self.match_winners is None else list(self.match_winners)
         s.layoff_masks = self.layoff_masks
         s.payoffs = list(self.payoffs)
+        s.meld_points = list(self.meld_points)
+        s.bound = self.bound
+        s.num_actions = self.num_actions
         s.rng = random.Random()
         s.rng.setstate(self.rng.getstate())
         s._legal = self._legal
@@ -141,6 +154,7 @@ def new_game(rules: Rules, seed: int | None = None) -> GameState:
     s = GameState.__new__(GameState)
     s.rules = rules
     n = rules.num_players
+    s.num_actions = num_actions(rules)
     s.rng = random.Random(seed)
     s.scores = [0] * n
     s.dealer = n - 1
@@ -192,6 +206,8 @@ def _deal(s: GameState) -> None:
     s.hand_over = False
     s.result = None
     s.payoffs = [0] * n
+    s.meld_points = [0] * n
+    s.bound = -1
     s._legal = None
     _start_turn(s)
 
@@ -272,6 +288,8 @@ def legal_actions(state: GameState) -> list[int]:
             out.append(DRAW_STOCK)
         if state.discard:
             out.append(DRAW_DISCARD)
+            if state.rules.draw == "dig":
+                out += _legal_digs(state)
         state._legal = out
         return out
     rules = state.rules
@@ -281,6 +299,10 @@ def legal_actions(state: GameState) -> list[int]:
     must = rules.must_discard_to_go_out
     layoff_set, layoff_low, layoff_high = state.layoff_masks
     layoff_any = layoff_set | layoff_low | layoff_high
+    if state.bound >= 0:
+        out = _legal_bound_plays(state)
+        state._legal = out
+        return out
     out = []
     for k, b in enumerate((hand & ~fbit).to_bytes(7, "little")):  # discards, a byte of cards at a time
         if b:
@@ -305,6 +327,99 @@ def legal_actions(state: GameState) -> list[int]:
                     out.append(b + end)
     out.sort()
     state._legal = out
+    return out
+
+
+# ---------------------------------------------------------------- digging (§10.4)
+
+def bound_playable(hand: int, layoff_masks: tuple[int, int, int], bound: int, rules: Rules) -> bool:
+    """Can ``bound`` (a card of ``hand``, a 52-bit mask) still be melded or laid off this
+    turn, on a table that takes ``layoff_masks``, with the turn then finishing legally
+    (RULES.md §10.4, §3)?
+
+    It can exactly when a meld of the hand holds it, or when lay-offs are allowed and
+    it can be laid off after other cards of the hand were laid off one after another
+    (``meld_analysis.layoff_closure``): melding more cards first never opens a place
+    for it that a larger meld of the hand would not already give. With
+    ``must_discard_to_go_out`` one card must be left over to discard.
+    """
+    bit = 1 << bound
+    must = rules.must_discard_to_go_out
+    for mid in melds_in(hand, rules.aces):
+        mm = MELD_MASK[mid]
+        if mm & bit and (not must or hand & ~mm):
+            return True
+    if not rules.layoffs or not (layoff_masks[0] | layoff_masks[1] | layoff_masks[2]):
+        return False
+    if not must:
+        return bool(layoff_closure(hand, *layoff_masks, rules.aces) & bit)
+    rest = hand & ~bit
+    while rest:  # keep card x back for the discard
+        x = rest & -rest
+        rest ^= x
+        if layoff_closure(hand & ~x, *layoff_masks, rules.aces) & bit:
+            return True
+    return False
+
+
+def _legal_digs(state: GameState) -> list[int]:
+    """The dig ids of the draw phase: each card under the upcard whose taking (it and
+    every card above it) leaves it playable this turn (``bound_playable``)."""
+    hand = state.hands[state.current]
+    disc = state.discard
+    out = []
+    above = 1 << disc[-1]
+    for i in range(len(disc) - 2, -1, -1):
+        c = disc[i]
+        if bound_playable(hand | above | 1 << c, state.layoff_masks, c, state.rules):
+            out.append(DIG_BASE + c)
+        above |= 1 << c
+    out.sort()
+    return out
+
+
+def _legal_bound_plays(state: GameState) -> list[int]:
+    """The play phase while a dug card is still in hand: no discard; a meld or lay-off
+    that plays the bound card, or any other after which it stays playable (§10.4).
+    A dig takes two cards or more and leaves no card barred from the discard, so every
+    such play can be followed by a legal end of the turn."""
+    rules = state.rules
+    hand = state.hands[state.current]
+    bound = state.bound
+    bbit = 1 << bound
+    masks = state.layoff_masks
+    must = rules.must_discard_to_go_out
+    out = []
+    for mid in melds_in(hand, rules.aces):
+        mm = MELD_MASK[mid]
+        rest = hand & ~mm
+        if mm & bbit:
+            ok = bool(rest) or not must
+        else:
+            m = _meld_from_id(mid)
+            a, b, c = meld_layoff_masks(m.kind, m.key, m.mask, m.lo, m.hi, rules.aces)
+            ok = bound_playable(rest, (masks[0] | a, masks[1] | b, masks[2] | c), bound, rules)
+        if ok:
+            out.append(MELD_BASE + mid)
+    if rules.layoffs:
+        h = hand & (masks[0] | masks[1] | masks[2])
+        while h:
+            low = h & -h
+            c = low.bit_length() - 1
+            h ^= low
+            rest = hand & ~low
+            for end in range(3):
+                if not masks[end] & low:
+                    continue
+                if c == bound:
+                    ok = bool(rest) or not must
+                else:
+                    trial = [m.copy() for m in state.melds]
+                    _do_layoff(trial, c, end)
+                    ok = bound_playable(rest, _layoff_masks(trial, rules.aces), bound, rules)
+                if ok:
+                    out.append(LAYOFF_BASE + 3 * c + end)
+    out.sort()
     return out
 
 
@@ -355,16 +470,17 @@ def _do_layoff(melds: list[Meld], card: int, end: int) -> None:
 
 # ---------------------------------------------------------------- applying actions
 
-def as_action_id(action: Any) -> int:
+def as_action_id(action: Any, n: int = NUM_ACTIONS) -> int:
     """``action`` as a plain int, if it is an integer (``int``, numpy integer or a 0-d
-    integer array; not a bool or a float).
+    integer array; not a bool or a float) below ``n``, the table's action count
+    (``GameState.num_actions``: 579, or 631 at a 500 Rum table).
 
     Raises:
-        IllegalActionError (a ``ValueError``): any other type or value outside ``0..578``.
+        IllegalActionError (a ``ValueError``): any other type or value outside ``0..n-1``.
     """
-    if type(action) is int and 0 <= action < NUM_ACTIONS:
+    if type(action) is int and 0 <= action < n:
         return action
-    return checked_action_id(action, IllegalActionError)
+    return checked_action_id(action, IllegalActionError, n)
 
 
 def apply(state: GameState, action: int) -> None:
@@ -375,7 +491,7 @@ def apply(state: GameState, action: int) -> None:
             action id, or it is not legal here; the message names the action and the
             reason, and the position is left unchanged.
     """
-    action = as_action_id(action)
+    action = as_action_id(action, state.num_actions)
     if state.hand_over:
         raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action)})")
     legal = legal_actions(state)
@@ -400,6 +516,18 @@ def apply(state: GameState, action: int) -> None:
         state.drawn_from_discard = card
         state.phase = PLAY
         return
+    if action >= DIG_BASE:  # dig (§10.4): the card and every card above it; the card is bound
+        card = action - DIG_BASE
+        i = state.discard.index(card)
+        taken = 0
+        for c in state.discard[i:]:
+            taken |= 1 << c
+        del state.discard[i:]
+        state.hands[p] |= taken
+        state.known[p] |= taken
+        state.bound = card
+        state.phase = PLAY
+        return
     if action < MELD_BASE:  # discard
         card = action - DISCARD_BASE
         bit = 1 << card
@@ -422,6 +550,9 @@ def apply(state: GameState, action: int) -> None:
         _do_layoff(state.melds, card, end)
     state.hands[p] &= ~mask
     state.known[p] &= ~mask
+    state.meld_points[p] += mask_points(mask, state.rules.ace_points)
+    if state.bound >= 0 and mask >> state.bound & 1:
+        state.bound = -1
     state.melded_this_turn = True
     state.layoff_masks = _layoff_masks(state.melds, state.rules.aces)
     if not state.hands[p]:
@@ -434,6 +565,7 @@ def _end_turn(s: GameState) -> None:
         s.has_melded[p] = True
     s.melded_this_turn = False
     s.drawn_from_discard = -1
+    s.bound = -1
     s.turn += 1
     s.current = (p + 1) % s.rules.num_players
     s.phase = DRAW
@@ -457,24 +589,41 @@ def _illegal_reason(state: GameState, action: Any) -> str:
         if a != action or isinstance(action, bool):
             raise ValueError
     except (TypeError, ValueError):
-        return f"action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}"
-    if not 0 <= a < NUM_ACTIONS:
-        return f"action must be an int in 0..{NUM_ACTIONS - 1}, got {a}"
+        return f"action must be an int in 0..{state.num_actions - 1}, got {action!r}"
+    if not 0 <= a < state.num_actions:
+        return f"action must be an int in 0..{state.num_actions - 1}, got {a}"
     text = action_text(a)
     who = f"player {state.current}"
-    if state.phase == DRAW and a > DRAW_DISCARD:
+    is_draw = a <= DRAW_DISCARD or a >= DIG_BASE
+    if state.phase == DRAW and not is_draw:
         return f"{text!r} is illegal: {who} must draw first ('draw stock' or 'draw discard')"
-    if state.phase == PLAY and a <= DRAW_DISCARD:
+    if state.phase == PLAY and is_draw:
         return f"{text!r} is illegal: {who} has drawn this turn; meld, lay off or discard"
     hand = state.hands[state.current]
     if a == DRAW_STOCK:
         return f"{text!r} is illegal: the stock is empty"
     if a == DRAW_DISCARD:
         return f"{text!r} is illegal: the discard pile is empty"
+    if a >= DIG_BASE:
+        c = a - DIG_BASE
+        if state.rules.draw != "dig":
+            return f"{text!r} is illegal: this table draws only the top discard (draw='top')"
+        if c not in state.discard:
+            return f"{text!r} is illegal: {CARD_TEXT[c]} is not in the discard pile"
+        if c == state.discard[-1]:
+            return f"{text!r} is illegal: {CARD_TEXT[c]} is the upcard; take it alone with 'draw discard'"
+        return (f"{text!r} is illegal: {CARD_TEXT[c]}, the deepest card taken, could not be melded or laid off "
+                "this turn (RULES.md §10.4)")
+    bound_note = ""
+    if state.bound >= 0:
+        bound_note = (f"{CARD_TEXT[state.bound]}, the deepest card dug from the discard pile this turn, must be "
+                      "melded or laid off before the turn ends (RULES.md §10.4)")
     if a < MELD_BASE:
         c = a - DISCARD_BASE
         if not hand >> c & 1:
             return f"{text!r} is illegal: {CARD_TEXT[c]} is not in {who}'s hand"
+        if bound_note:
+            return f"{text!r} is illegal: {bound_note}"
         return f"{text!r} is illegal: {CARD_TEXT[c]} was taken from the discard pile this turn"
     if a < LAYOFF_BASE:
         mid = a - MELD_BASE
@@ -483,6 +632,8 @@ def _illegal_reason(state: GameState, action: Any) -> str:
             return f"{text!r} is illegal: {who} does not hold {' '.join(CARD_TEXT[c] for c in cards_of(missing))}"
         if not any(m == mid for m in melds_in(hand, state.rules.aces)):
             return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
+        if bound_note:
+            return f"{text!r} is illegal: afterwards it could not be; {bound_note}"
         return (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
                 + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
     c, end = divmod(a - LAYOFF_BASE, 3)
@@ -494,6 +645,8 @@ def _illegal_reason(state: GameState, action: Any) -> str:
         where = ("no set on the table takes it" if end == 0 else
                  f"no run on the table has its {LAYOFF_ENDS[end]} end next to it")
         return f"{text!r} is illegal: {where}"
+    if bound_note:
+        return f"{text!r} is illegal: afterwards it could not be; {bound_note}"
     return (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
             + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
 
@@ -506,7 +659,11 @@ def deadwood(state: GameState, seat: int) -> int:
 
 
 def _end_hand(s: GameState, outcome: str, winner: int | None, by_discard: bool = False) -> None:
-    """Score the hand (RULES.md §5-§6) and, in a match, check the target (§7)."""
+    """Score the hand (RULES.md §5-§6, §10.4) and, in a match, check the target (§7).
+
+    ``payoffs`` (what the env's hand rewards are made of) are zero-sum: the points won
+    and paid; under ``scoring="melds"`` each seat's hand points minus the mean of the
+    other seats' (floats)."""
     rules = s.rules
     n = rules.num_players
     dw = [mask_points(h, rules.ace_points) for h in s.hands]
@@ -514,7 +671,11 @@ def _end_hand(s: GameState, outcome: str, winner: int | None, by_discard: bool =
     payoffs = [0] * n
     rummy = False
     penalty = rules.scoring == "penalty"
-    if outcome == "out":
+    if rules.scoring == "melds":  # every seat: melded minus held, whatever the outcome (§10.4)
+        points = [s.meld_points[q] - dw[q] for q in range(n)]
+        total = sum(points)
+        payoffs = [points[q] - (total - points[q]) / (n - 1) for q in range(n)]
+    elif outcome == "out":
         rummy = (not s.has_melded[winner] and rules.rummy_multiplier > 1
                  and not (rules.rummy_needs_no_discard and by_discard))
         mult = rules.rummy_multiplier if rummy else 1
@@ -572,6 +733,12 @@ def action_id(state: GameState, text: str) -> int:
         ValueError: the text names no action, or a bare lay-off fits no meld or more than one.
     """
     a = parse_action(text)
+    if isinstance(a, int) and a >= DIG_BASE:
+        if state.rules.draw != "dig":
+            raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); "
+                             "digging the pile needs draw='dig' (RULES.md §10.4)")
+        if state.discard and state.discard[-1] == a - DIG_BASE:
+            return DRAW_DISCARD  # the top card alone is the plain draw (one action for one move)
     if isinstance(a, tuple):
         card = a[1]
         ends = [e for e in range(3) if state.layoff_masks[e] >> card & 1]

@@ -2,7 +2,10 @@
 
 Version history:
     v0: first release. Observation layout ``observation.layout(n)``, action layout
-        ``actions.ACTION_RANGES`` (``Discrete(579)``).
+        ``actions.ACTION_RANGES`` (``Discrete(579)``). Since 0.5 a 500 Rum table
+        (``actions.table_kind(rules) == "rum500"``, RULES.md §10.4) has its own layouts,
+        ``layout(n, "rum500")`` and ``action_ranges("rum500")`` (``Discrete(631)``);
+        every other table is unchanged.
 
 A turn is two phases: the draw (``draw stock`` / ``draw discard``), then the play
 phase (any number of melds and lay-offs, then a discard that ends the turn). The
@@ -11,7 +14,10 @@ agent to move is ``agent_selection``; every other agent's action mask is all zer
 Rewards (``episode="hand"``, the default): zero at every step until the hand ends;
 then zero-sum: the seat that went out (or, for a dry or stalled hand scored by
 lowest deadwood, the seat that collects) gets the hand's points and each other
-seat minus what it paid, all times ``reward_scale``; a void hand pays 0. With
+seat minus what it paid, all times ``reward_scale``; a void hand pays 0. Under
+``scoring="melds"`` (500 Rum, RULES.md §10.4) each seat gets its hand points (melded
+minus held) minus the mean of the other seats' hand points, times ``reward_scale``
+(zero-sum too). With
 ``episode="match"`` hands are dealt until a total reaches the target and the
 reward, at the end only, is the match result: +1 win, -1 loss, and a split match
 shares ``n - k`` among its ``k`` winners (``(n - k) / k`` each), so it stays zero-sum.
@@ -40,7 +46,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine, state_json
-from .actions import NUM_ACTIONS, action_text
+from .actions import action_text, num_actions, table_kind
 from .cards import CARD_TEXT, cards_of, sort_key
 from .engine import GameState, IllegalActionError
 from .observation import Encoder, action_mask, obs_size
@@ -55,7 +61,8 @@ INFO_KEYS: dict[str, str] = {
     "hand_number": "int: 0-based number of the hand being played (or just finished)",
     "hand_over": "bool: the hand just ended (the next step deals the next one in a match)",
     "hand_result": "dict: outcome str ('' while playing, 'out', 'dry', 'stalled'), winner int (-1: none), "
-                   "rummy bool, points list[int] (n), payoffs list[int] (n); zeros while playing",
+                   "rummy bool, points list[int] (n), payoffs list[int] (n; list[float] at a 500 Rum table, "
+                   "where they are each seat's points minus the mean of the others'); zeros while playing",
     "match_over": "bool: the match (or single-hand episode) is decided",
     "match_won": "list[bool] (n): the seats that won the match (all false until it is over)",
 }
@@ -78,10 +85,12 @@ class raw_env(AECEnv):
             where no hand can score would otherwise never end. Default ``MAX_HANDS``.
         **rule_overrides: rule options applied on top of ``rules`` (e.g. ``num_players=4``).
 
-    Spaces: ``observation_space(a)`` is ``Dict(observation=Box(0, inf, (obs_size(n),),
-    float32), action_mask=Box(0, 1, (579,), int8))``; ``action_space(a)`` is
-    ``Discrete(579)``. Illegal actions raise ``IllegalActionError`` (a ``ValueError``)
-    and change nothing.
+    Spaces: ``observation_space(a)`` is ``Dict(observation=Box(0, inf, (obs_size(n, kind),),
+    float32), action_mask=Box(0, 1, (N,), int8))``; ``action_space(a)`` is
+    ``Discrete(N)``, with ``kind = actions.table_kind(rules)`` and ``N =
+    actions.num_actions(kind)``: 579 at every standard table, 631 at a 500 Rum table
+    (``draw="dig"`` or ``scoring="melds"``). Illegal actions raise
+    ``IllegalActionError`` (a ``ValueError``) and change nothing.
 
     Raises:
         ValueError: an unknown rules preset or option, render mode or episode kind.
@@ -118,14 +127,16 @@ class raw_env(AECEnv):
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        self._encoder = Encoder(n)
+        self.kind = table_kind(self.rules)
+        self.num_actions = num_actions(self.kind)
+        self._encoder = Encoder(n, self.kind)
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(low=0.0, high=np.inf, shape=(obs_size(n),), dtype=np.float32),
-                "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                "observation": spaces.Box(low=0.0, high=np.inf, shape=(obs_size(n, self.kind),), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(self.num_actions,), dtype=np.int8),
             }
         )
-        act_space = spaces.Discrete(NUM_ACTIONS)
+        act_space = spaces.Discrete(self.num_actions)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self.state: GameState | None = None
@@ -152,8 +163,8 @@ class raw_env(AECEnv):
         Raises:
             ValueError: ``seed`` is not ``None`` or an int >= 0, ``options`` is not a
                 dict, the STATE is not a legal position (the message says why), or its
-                rules are for another player count than this env's. A refused reset
-                changes nothing: neither the position nor the env's RNG.
+                rules are for another player count or kind of table than this env's. A
+                refused reset changes nothing: neither the position nor the env's RNG.
         """
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
             raise ValueError(f"seed must be None or an int >= 0, got {seed!r} ({type(seed).__name__})")
@@ -169,6 +180,11 @@ class raw_env(AECEnv):
                 raise ValueError(
                     f"the position is for {st.rules.num_players} players but this env has "
                     f"{self.rules.num_players}; make the env with num_players={st.rules.num_players}"
+                )
+            if table_kind(st.rules) != self.kind:
+                raise ValueError(
+                    f"the position's rules are a {table_kind(st.rules)} table but this env is a {self.kind} table "
+                    "(their observations and actions differ); make the env with the position's rules"
                 )
             given_over = isinstance(options["state"], dict) and options["state"].get("hand_over") is True
             if given_over and (st.match_over or self.episode == "hand"):
@@ -214,15 +230,19 @@ class raw_env(AECEnv):
                 "winner": int(winner),
                 "rummy": bool(res["rummy"]) if res is not None else False,
                 "points": [int(x) for x in res["points"]] if res is not None else [0] * n,
-                "payoffs": [int(x) for x in st.payoffs] if over else [0] * n,
+                "payoffs": [self._payoff_type(x) for x in st.payoffs] if over else [self._payoff_type(0)] * n,
             },
             "match_over": bool(st.match_over),
             "match_won": [q in won for q in range(n)],
         }
         self.infos = {a: copy.deepcopy(info) for a in self.possible_agents}  # nothing shared between agents
 
+    @property
+    def _payoff_type(self) -> type:
+        return float if self.rules.scoring == "melds" else int
+
     def step(self, action: int | None) -> None:
-        """Apply the selected agent's action (an id in ``0..578``).
+        """Apply the selected agent's action (an id in ``0..N-1``, ``N = self.num_actions``).
 
         Raises:
             IllegalActionError (a ``ValueError``): the action is not legal; the
@@ -288,11 +308,11 @@ class raw_env(AECEnv):
         all zeros for everyone else and once the hand is over."""
         st = self.state
         if seat == st.current and not st.hand_over:
-            return action_mask(engine.legal_actions(st))
-        return np.zeros(NUM_ACTIONS, dtype=np.int8)
+            return action_mask(engine.legal_actions(st), size=self.num_actions)
+        return np.zeros(self.num_actions, dtype=np.int8)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32 (obs_size(n),), "action_mask": int8 (579,)}`` for ``agent``;
+        """``{"observation": float32 (obs_size(n, kind),), "action_mask": int8 (N,)}`` for ``agent``;
         fresh arrays the caller may keep."""
         try:
             seat = self.agent_name_mapping[agent]
@@ -320,9 +340,9 @@ class raw_env(AECEnv):
         """The text of an action id, e.g. ``'meld 4H 5H 6H'``.
 
         Raises:
-            ValueError: not an id in ``0..578``.
+            ValueError: not an id in ``0..N-1`` (``N = self.num_actions``: 579, 631 at a 500 Rum table).
         """
-        return action_text(action)
+        return action_text(action, self.num_actions)
 
     def action_id(self, text: str) -> int:
         """The id of an action text (``layoff JC`` alone resolves to the one meld that takes it).
@@ -448,14 +468,14 @@ class _TerminateIllegalWrapper(_FastForward, wrappers.TerminateIllegalWrapper):
 
 class _AssertOutOfBoundsWrapper(_FastForward, wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's ``AssertOutOfBoundsWrapper`` with a direct path for a plain ``int``
-    in ``0..NUM_ACTIONS-1`` (which ``Discrete.contains`` accepts)."""
+    in ``0..N-1`` (which ``Discrete.contains`` accepts; ``N = raw_env.num_actions``)."""
 
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._bind(env)
 
     def step(self, action: Any) -> None:
-        if type(action) is int and 0 <= action < NUM_ACTIONS:
+        if type(action) is int and 0 <= action < self._raw.num_actions:
             self.env.step(action)
             return
         raw = self._raw
@@ -466,7 +486,7 @@ class _AssertOutOfBoundsWrapper(_FastForward, wrappers.AssertOutOfBoundsWrapper)
         # our own check, not PettingZoo's ``assert`` (gone under ``python -O``); a clear
         # IllegalActionError (a ValueError) for a bool, a float, a string, None or an
         # id out of range, raised before anything changes
-        self.env.step(engine.as_action_id(action))
+        self.env.step(engine.as_action_id(action, raw.num_actions))
 
 
 class _OrderEnforcingWrapper(_FastForward, wrappers.OrderEnforcingWrapper):

@@ -16,7 +16,12 @@ Only what the seat may see is encoded: its own hand, the public table, the publi
 discard history, and what each other seat is known to hold (cards it took from the
 discard pile and still holds). The stock order and the other hands never enter.
 
-The observation table of docs/env.md is generated from ``layout(n)`` (``python -m rummy_env.docs``).
+Each kind of table (``actions.table_kind``) has its layout: a 500 Rum table
+(``"rum500"``, RULES.md §10.4) sees the standard layout followed by the whole discard
+pile in order (``discard_depth``), the card a dig binds, the points each seat melded
+this hand and two rule flags, so a standard-table policy's inputs keep their places.
+
+The observation tables of docs/env.md are generated from ``layout(n, kind)`` (``python -m rummy_env.docs``).
 """
 from __future__ import annotations
 
@@ -25,7 +30,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS
+from .actions import (DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS,
+                      TABLE_KINDS, num_actions, table_kind)
 from .cards import CARD_TEXT, cards_of
 from .engine import PLAY, GameState
 from .rules import Rules
@@ -84,14 +90,31 @@ _RULE_SCALARS = (
     ("rule_lowest_deadwood", 1, "1 when a dry or stalled hand pays the lowest deadwood"),
     ("rule_cards_dealt", 1, f"cards dealt / {HAND_SCALE}"),
 )
+# appended after the standard layout at a 500 Rum table (RULES.md §10.4)
+_RUM500_PIECES = (
+    ("discard_depth", 52, f"for each card in the discard pile, (cards above it + 1) / {STOCK_SCALE}: the upcard "
+                          f"1/{STOCK_SCALE}, the bottom card len(pile)/{STOCK_SCALE}; 0 for cards not in the pile"),
+    ("bound", 52, "the card the mover dug from the discard pile this turn and must still meld or lay off"),
+    ("meld_points", 1, f"points this seat melded and laid off this hand / {SCORE_SCALE}"),
+)
+_RUM500_OPP = (("meld_points", 1, f"points this seat melded and laid off this hand / {SCORE_SCALE}"),)
+_RUM500_RULES = (
+    ("rule_melds", 1, "1 under scoring='melds' (every seat scores its melds minus its hand)"),
+    ("rule_dig", 1, "1 when the draw may dig the discard pile (draw='dig')"),
+)
 
 
 @lru_cache(maxsize=None)
-def layout(num_players: int) -> tuple[tuple[str, int, int, str], ...]:
-    """The observation layout for ``num_players``: ``(name, offset, size, meaning)`` per piece.
+def layout(num_players: int, kind: str = "standard") -> tuple[tuple[str, int, int, str], ...]:
+    """The observation layout for ``num_players`` at a table of ``kind`` (``"standard"``
+    or ``"rum500"``, ``actions.table_kind``): ``(name, offset, size, meaning)`` per piece.
 
     Card planes are 52 wide, indexed by card number. ``oppK_*`` describe the seat
-    ``K`` places after the observer in turn order.
+    ``K`` places after the observer in turn order. The ``"rum500"`` layout is the
+    standard one followed by its own pieces.
+
+    Raises:
+        ValueError: an unknown kind.
     """
     pieces: list[tuple[str, int, str]] = [(n, 52, m) for n, m in _CARD_PLANES]
     for k in range(1, num_players):
@@ -100,6 +123,13 @@ def layout(num_players: int) -> tuple[tuple[str, int, int, str], ...]:
     for k in range(1, num_players):
         pieces += [(f"opp{k}_{n}", s, m) for n, s, m in _OPP_SCALARS]
     pieces += list(_RULE_SCALARS)
+    if kind == "rum500":
+        pieces += list(_RUM500_PIECES)
+        for k in range(1, num_players):
+            pieces += [(f"opp{k}_{n}", s, m) for n, s, m in _RUM500_OPP]
+        pieces += list(_RUM500_RULES)
+    elif kind not in TABLE_KINDS:
+        raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
     out, off = [], 0
     for name, size, meaning in pieces:
         out.append((name, off, size, meaning))
@@ -107,34 +137,46 @@ def layout(num_players: int) -> tuple[tuple[str, int, int, str], ...]:
     return tuple(out)
 
 
-def obs_size(num_players: int) -> int:
-    """Length of the observation vector for ``num_players`` (548 for 2 players)."""
-    name, off, size, _ = layout(num_players)[-1]
+def obs_size(num_players: int, kind: str = "standard") -> int:
+    """Length of the observation vector for ``num_players`` at a table of ``kind``
+    (548 for 2 players at a standard table, 656 at a 500 Rum table)."""
+    name, off, size, _ = layout(num_players, kind)[-1]
     return off + size
 
 
-def offsets(num_players: int) -> dict[str, slice]:
+def offsets(num_players: int, kind: str = "standard") -> dict[str, slice]:
     """Piece name -> slice of the observation vector."""
-    return {name: slice(off, off + size) for name, off, size, _ in layout(num_players)}
+    return {name: slice(off, off + size) for name, off, size, _ in layout(num_players, kind)}
 
 
 @lru_cache(maxsize=None)
-def _players_by_size() -> dict[int, int]:
-    return {obs_size(n): n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+def _table_by_size() -> dict[int, tuple[int, str]]:
+    out = {obs_size(n, k): (n, k) for k in TABLE_KINDS for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+    assert len(out) == len(TABLE_KINDS) * (MAX_PLAYERS - MIN_PLAYERS + 1)  # every size tells its table
+    return out
+
+
+def table_for(obs_dim: int) -> tuple[int, str]:
+    """``(num_players, kind)`` of the table whose observation has ``obs_dim`` entries (the
+    layout's length differs for every player count 2..6 and kind).
+
+    Raises:
+        ValueError: no table has that size (the message lists the sizes).
+    """
+    t = _table_by_size().get(obs_dim)
+    if t is None:
+        raise ValueError(f"observation size {obs_dim} is not that of a 2-6 player table "
+                         f"({', '.join(f'{k}: {n}' for k, (n, _) in _table_by_size().items())})")
+    return t
 
 
 def players_for(obs_dim: int) -> int:
-    """The player count whose observation has ``obs_dim`` entries (the layout's
-    length, ``obs_size(n)``, differs for every ``n`` in 2..6).
+    """The player count whose observation has ``obs_dim`` entries (``table_for``).
 
     Raises:
-        ValueError: no player count 2-6 has that size (the message lists the sizes).
+        ValueError: no table has that size (the message lists the sizes).
     """
-    n = _players_by_size().get(obs_dim)
-    if n is None:
-        raise ValueError(f"observation size {obs_dim} is not that of a 2-6 player table "
-                         f"({', '.join(str(k) for k in _players_by_size())})")
-    return n
+    return table_for(obs_dim)[0]
 
 
 def num_card_planes(num_players: int) -> int:
@@ -171,13 +213,15 @@ class Encoder:
     from a per-rules template that every observation starts as a copy of.
     """
 
-    def __init__(self, num_players: int) -> None:
+    def __init__(self, num_players: int, kind: str = "standard") -> None:
         self.n = num_players
-        self.size = obs_size(num_players)
+        self.kind = kind
+        self.size = obs_size(num_players, kind)
         self.planes = num_card_planes(num_players)
         self.card_len = 52 * self.planes
         self.card_bytes = (self.card_len + 7) // 8
         self.rule_off = offsets(num_players)["rule_aces"].start
+        self.rum_off = obs_size(num_players)  # the 500 Rum pieces start after the standard layout
         # the other seats in turn order after each seat (opp1 first)
         self.order: tuple[tuple[int, ...], ...] = tuple(
             tuple((seat + k) % num_players for k in range(1, num_players)) for seat in range(num_players)
@@ -185,9 +229,19 @@ class Encoder:
         self._rules: Rules | None = None
         self._template = np.zeros(self.size, dtype=np.float32)
 
+    @classmethod
+    def for_rules(cls, rules: Rules) -> "Encoder":
+        """The encoder of ``rules``' player count and table kind (``actions.table_kind``)."""
+        return cls(rules.num_players, table_kind(rules))
+
     def _set_rules(self, rules: Rules) -> None:
+        if table_kind(rules) != self.kind:
+            raise ValueError(f"this encoder is for {self.kind} tables; rules {rules.to_json()!r} are a "
+                             f"{table_kind(rules)} table")
         t = np.zeros(self.size, dtype=np.float32)
-        t[self.rule_off:] = rule_features(rules)
+        t[self.rule_off:self.rum_off] = rule_features(rules)
+        if self.kind == "rum500":
+            t[-2:] = (rules.scoring == "melds", rules.draw == "dig")
         self._template = t
         self._rules = rules
         self._target = (rules.target or 0) / SCORE_SCALE
@@ -240,6 +294,16 @@ class Encoder:
         for q in order:
             sc += (hands[q].bit_count() / HAND_SCALE, 1.0 if has_melded[q] else 0.0, scores[q] / SCORE_SCALE)
         out[self.card_len: self.rule_off] = sc
+        if self.kind == "rum500":
+            o = self.rum_off
+            for depth, c in enumerate(reversed(disc), start=1):
+                out[o + c] = depth / STOCK_SCALE
+            if state.bound >= 0:
+                out[o + 52 + state.bound] = 1.0
+            mp = state.meld_points
+            out[o + 104] = mp[seat] / SCORE_SCALE
+            for k, q in enumerate(order):
+                out[o + 105 + k] = mp[q] / SCORE_SCALE
         return out
 
 
@@ -250,17 +314,19 @@ def decode_cards(vec: np.ndarray) -> list[int]:
 
 # ---------------------------------------------------------------- the action mask
 
-def action_mask(legal, dtype=np.int8, out: np.ndarray | None = None) -> np.ndarray:
-    """The action mask of a legal list: ``(579,)`` array, 1 at every id of ``legal``.
+def action_mask(legal, dtype=np.int8, out: np.ndarray | None = None, size: int = NUM_ACTIONS) -> np.ndarray:
+    """The action mask of a legal list: ``(size,)`` array, 1 at every id of ``legal``.
 
     Args:
-        legal: the legal action ids (``engine.legal_actions(state)``), ints 0..578.
+        legal: the legal action ids (``engine.legal_actions(state)``), ints below ``size``.
         dtype: the mask's dtype when a new one is made (int8 as the env hands agents;
             bool for sb3-contrib's ``action_masks()``).
-        out: a zeroed ``(579,)`` row to fill in place instead (e.g. one row of a
+        out: a zeroed ``(size,)`` row to fill in place instead (e.g. one row of a
             batch); it is returned.
+        size: the table's action count (``actions.num_actions``: 579, or 631 at a
+            500 Rum table) when a new mask is made.
     """
-    mask = np.zeros(NUM_ACTIONS, dtype=dtype) if out is None else out
+    mask = np.zeros(size, dtype=dtype) if out is None else out
     if len(legal) < 24:  # item assignment beats fancy indexing for short lists
         for a in legal:
             mask[a] = 1
@@ -273,11 +339,11 @@ def action_mask(legal, dtype=np.int8, out: np.ndarray | None = None) -> np.ndarr
 
 
 class _Index:
-    """Where ``PlayerView`` reads each scalar for one player count: positions
-    relative to the first scalar (``is_mover``), from the layout."""
+    """Where ``PlayerView`` reads each scalar for one player count and table kind:
+    positions relative to the first scalar (``is_mover``), from the layout."""
 
-    def __init__(self, n: int) -> None:
-        start = {name: sl.start for name, sl in offsets(n).items()}
+    def __init__(self, n: int, kind: str) -> None:
+        start = {name: sl.start for name, sl in offsets(n, kind).items()}
         self.planes = num_card_planes(n)
         self.plane = {name: i // 52 for name, i in start.items() if i < 52 * self.planes}
         self.first = b = start["is_mover"]
@@ -287,11 +353,17 @@ class _Index:
         self.opp_hand_size = [self.rel[f"opp{k}_hand_size"] for k in range(1, n)]
         self.opp_has_melded = [self.rel[f"opp{k}_has_melded"] for k in range(1, n)]
         self.opp_score = [self.rel[f"opp{k}_score"] for k in range(1, n)]
+        self.kind = kind
+        self.num_actions = num_actions(kind)
+        if kind == "rum500":
+            self.depth = start["discard_depth"]
+            self.bound = start["bound"]
+            self.opp_meld_points = [self.rel[f"opp{k}_meld_points"] for k in range(1, n)]
 
 
 @lru_cache(maxsize=None)
-def _index(n: int) -> _Index:
-    return _Index(n)
+def _index(n: int, kind: str) -> _Index:
+    return _Index(n, kind)
 
 
 class PlayerView:
@@ -320,13 +392,21 @@ class PlayerView:
         must_discard, rummy_multiplier (int), rummy_needs_no_discard, penalty,
         turn_over, max_recycles (int or None), on_request, lowest_deadwood,
         cards_dealt (int): the rules as the observation states them.
+        kind: the table kind (``"standard"`` or ``"rum500"``); melds_scoring, dig:
+        the 500 Rum rule flags (RULES.md §10.4; False at a standard table).
+        pile: at a 500 Rum table the discard pile, bottom first (the last is the
+        upcard); ``None`` at a standard table (whose observation gives no order).
+        bound: the card the mover dug this turn and must still meld or lay off, or -1.
+        meld_points, opp_meld_points: points melded this hand (floats; 0 at a
+        standard table).
         legal: sorted list of legal action ids. can_draw_stock, can_draw_discard:
         bools. discardable: mask of the cards a discard action may name.
-        meld_actions, layoff_actions: lists of legal meld / lay-off action ids.
+        meld_actions, layoff_actions, dig_actions: lists of legal meld / lay-off /
+        dig (``draw discard <card>``) action ids.
 
     Raises:
-        ValueError: the observation length is not that of any player count, or the
-            mask is not 579 long.
+        ValueError: the observation length is not that of any table, or the
+            mask is not as long as that table's action count (579 or 631).
     """
 
     __slots__ = (
@@ -336,7 +416,8 @@ class PlayerView:
         "score", "target", "aces", "ace_points", "layoffs", "must_discard", "rummy_multiplier",
         "rummy_needs_no_discard", "penalty", "turn_over", "max_recycles", "on_request",
         "lowest_deadwood", "cards_dealt", "legal", "can_draw_stock", "can_draw_discard",
-        "discardable", "meld_actions", "layoff_actions",
+        "discardable", "meld_actions", "layoff_actions", "kind", "melds_scoring", "dig", "pile", "bound",
+        "meld_points", "opp_meld_points", "dig_actions",
     )
 
     @property
@@ -346,17 +427,20 @@ class PlayerView:
 
     def __init__(self, observation: np.ndarray, action_mask: np.ndarray) -> None:
         obs = np.asarray(observation)
-        n = _players_by_size().get(obs.shape[0] if obs.ndim == 1 else -1)
-        if n is None:
+        t = _table_by_size().get(obs.shape[0] if obs.ndim == 1 else -1)
+        if t is None:
             raise ValueError(
                 f"observation has shape {obs.shape}; expected a 1-D vector of length "
-                f"{', '.join(str(k) for k in _players_by_size())} (2-6 players)"
+                f"{', '.join(str(k) for k in _table_by_size())} (2-6 players, standard or 500 Rum tables)"
             )
+        n, kind = t
+        ix = _index(n, kind)
         mask = np.asarray(action_mask)
-        if mask.shape != (NUM_ACTIONS,):
-            raise ValueError(f"action_mask has shape {mask.shape}; expected ({NUM_ACTIONS},)")
+        if mask.shape != (ix.num_actions,):
+            raise ValueError(f"action_mask has shape {mask.shape}; expected ({ix.num_actions},) for a {kind} table "
+                             f"with an observation of length {obs.shape[0]}")
         self.n = n
-        ix = _index(n)
+        self.kind = kind
         planes = ix.planes
         bits = np.packbits(obs[: 52 * planes].reshape(planes, 52) > 0.5, axis=1, bitorder="little")
         raw = bits.tobytes()
@@ -399,14 +483,33 @@ class PlayerView:
         self.on_request = s[r["rule_on_request"]] > 0.5
         self.lowest_deadwood = s[r["rule_lowest_deadwood"]] > 0.5
         self.cards_dealt = int(round(s[r["rule_cards_dealt"]] * HAND_SCALE))
+        if kind == "rum500":
+            self.melds_scoring = s[-2] > 0.5
+            self.dig = s[-1] > 0.5
+            depth = obs[ix.depth:ix.depth + 52]
+            cards = np.flatnonzero(depth > 0)
+            self.pile = [int(c) for c in cards[np.argsort(-depth[cards], kind="stable")]]
+            b = np.flatnonzero(obs[ix.bound:ix.bound + 52] > 0.5)
+            self.bound = int(b[0]) if b.size else -1
+            self.meld_points = s[r["meld_points"]] * SCORE_SCALE
+            self.opp_meld_points = [s[i] * SCORE_SCALE for i in ix.opp_meld_points]
+        else:
+            self.melds_scoring = self.dig = False
+            self.pile = None
+            self.bound = -1
+            self.meld_points = 0.0
+            self.opp_meld_points = [0.0] * (n - 1)
         legal = np.flatnonzero(mask).tolist()
         self.legal = legal
         self.can_draw_stock = self.can_draw_discard = False
         disc = 0
         melds: list[int] = []
         lays: list[int] = []
+        digs: list[int] = []
         for a in legal:
-            if a >= LAYOFF_BASE:
+            if a >= DIG_BASE:
+                digs.append(a)
+            elif a >= LAYOFF_BASE:
                 lays.append(a)
             elif a >= MELD_BASE:
                 melds.append(a)
@@ -419,6 +522,7 @@ class PlayerView:
         self.discardable = disc
         self.meld_actions = melds
         self.layoff_actions = lays
+        self.dig_actions = digs
 
     @property
     def opp_known_all(self) -> int:
@@ -484,7 +588,7 @@ class RandomAgent(SeededAgent):
 
 
 __all__ = [
-    "layout", "obs_size", "offsets", "players_for", "num_card_planes", "Encoder", "rule_features",
+    "layout", "obs_size", "offsets", "players_for", "table_for", "num_card_planes", "Encoder", "rule_features",
     "decode_cards", "action_mask", "PlayerView", "SeededAgent", "RandomAgent", "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
     "SCORE_SCALE", "HAND_SCALE", "MULTIPLIER_SCALE", "ACES_ORDER", "MIN_PLAYERS", "MAX_PLAYERS",
 ]

@@ -16,7 +16,8 @@ BY_PLAYERS = "by_players"
 _CHOICES: dict[str, tuple] = {
     "aces": ("low", "high", "either"),
     "ace_points": (1, 11),
-    "scoring": ("winner_takes", "penalty"),
+    "scoring": ("winner_takes", "penalty", "melds"),
+    "draw": ("top", "dig"),
     "recycle": ("shuffle", "turn_over"),
     "dry_trigger": ("on_empty", "on_request"),
     "dry_hand": ("void", "lowest_deadwood"),
@@ -27,6 +28,15 @@ _BOOLS = ("layoffs", "must_discard_to_go_out", "rummy_needs_no_discard")
 def default_hand_size(num_players: int) -> int:
     """Cards dealt to each player (RULES.md §2): 2 -> 10, 3-4 -> 7, 5-6 -> 6."""
     return 10 if num_players == 2 else 7 if num_players <= 4 else 6
+
+
+def preset_hand_size(preset_name: str | None, num_players: int) -> int:
+    """Cards dealt to each player when ``hand_size`` is null: the preset's own deal
+    (``rum500``: 13 heads-up, 7 for 3-6 players, RULES.md §10.5) or the count by
+    players of RULES.md §2 (``default_hand_size``)."""
+    if preset_name == "rum500":
+        return 13 if num_players == 2 else 7
+    return default_hand_size(num_players)
 
 
 def default_target(num_players: int) -> int:
@@ -45,7 +55,8 @@ class Rules:
     Fields:
         num_players: 2-6.
         hand_size: cards dealt to each player, or ``None`` for the count by
-            players (RULES.md §2); 1-12, and at most ``50 // num_players`` so an
+            players (RULES.md §2; the ``rum500`` preset deals 13 heads-up and 7 for
+            3-6 players, §10.5); 1-13, and at most ``50 // num_players`` so an
             upcard and a stock remain.
         aces: ``"low"``, ``"high"`` or ``"either"`` (RULES.md §4).
         ace_points: deadwood value of an ace, 1 or 11.
@@ -54,7 +65,10 @@ class Rules:
         rummy_multiplier: points multiplier for going rummy (1 switches it off).
         rummy_needs_no_discard: going rummy only when the hand is emptied by
             melds and lay-offs alone.
-        scoring: ``"winner_takes"`` or ``"penalty"`` (RULES.md §5).
+        scoring: ``"winner_takes"``, ``"penalty"`` (RULES.md §5) or ``"melds"``
+            (500 Rum: every seat scores what it melded minus what it holds, §10.4).
+        draw: ``"top"`` (only the upcard) or ``"dig"`` (any card of the discard pile
+            with every card above it, the deepest one to be melded that turn; §10.4).
         recycle: ``"shuffle"`` or ``"turn_over"`` (RULES.md §6).
         max_recycles: recycles allowed per hand, ``None`` = unlimited.
         dry_trigger: ``"on_empty"`` or ``"on_request"`` (RULES.md §6).
@@ -66,7 +80,9 @@ class Rules:
 
     Raises:
         ValueError: a field has a value outside the allowed ones (the message
-            names the field and the allowed values).
+            names the field and the allowed values), or two options clash (RULES.md
+            §10.4: ``draw="dig"`` needs ``max_recycles=0``; ``scoring="melds"`` needs
+            ``rummy_multiplier=1`` and ``dry_hand="void"``; the message names both).
     """
 
     num_players: int = 2
@@ -78,6 +94,7 @@ class Rules:
     rummy_multiplier: int = 2
     rummy_needs_no_discard: bool = False
     scoring: str = "winner_takes"
+    draw: str = "top"
     recycle: str = "shuffle"
     max_recycles: int | None = 1
     dry_trigger: str = "on_empty"
@@ -92,12 +109,12 @@ class Rules:
             raise ValueError(f"num_players must be an int from 2 to 6, got {n!r}")
         hs = self.hand_size
         if hs is not None:
-            if not _is_int(hs) or not 1 <= hs <= 12:
-                raise ValueError(f"hand_size must be null (by players) or an int from 1 to 12, got {hs!r}")
+            if not _is_int(hs) or not 1 <= hs <= 13:
+                raise ValueError(f"hand_size must be null (by players) or an int from 1 to 13, got {hs!r}")
             if hs * n > 50:
                 raise ValueError(
                     f"hand_size {hs} with {n} players deals {hs * n} cards, leaving no upcard and stock; "
-                    f"allowed hand_size for {n} players: 1 to {min(12, 50 // n)}"
+                    f"allowed hand_size for {n} players: 1 to {min(13, 50 // n)}"
                 )
         for name, choices in _CHOICES.items():
             v = getattr(self, name)
@@ -114,6 +131,15 @@ class Rules:
             raise ValueError(f"max_recycles must be null (unlimited) or an int from 0 to 1000, got {mr!r}")
         if not _is_int(self.max_turns) or not 1 <= self.max_turns <= 100_000:
             raise ValueError(f"max_turns must be an int from 1 to 100000, got {self.max_turns!r}")
+        if self.draw == "dig" and mr != 0:
+            raise ValueError(f"draw='dig' needs max_recycles=0 (a dig table ends the hand when the stock is empty, "
+                             f"RULES.md §10.4), got max_recycles={mr!r}")
+        if self.scoring == "melds" and self.rummy_multiplier != 1:
+            raise ValueError(f"scoring='melds' needs rummy_multiplier=1 (going rummy does not apply to 500 Rum, "
+                             f"RULES.md §10.4), got rummy_multiplier={self.rummy_multiplier!r}")
+        if self.scoring == "melds" and self.dry_hand != "void":
+            raise ValueError(f"scoring='melds' needs dry_hand='void' (a dry or stalled 500 Rum hand is scored by "
+                             f"melds like any other, RULES.md §10.4), got dry_hand={self.dry_hand!r}")
         t = self.target
         if t == BY_PLAYERS:
             object.__setattr__(self, "target", default_target(n))
@@ -131,8 +157,9 @@ class Rules:
 
     @property
     def cards_dealt(self) -> int:
-        """Cards dealt to each player: ``hand_size`` or the count by players (RULES.md §2)."""
-        return self.hand_size if self.hand_size is not None else default_hand_size(self.num_players)
+        """Cards dealt to each player: ``hand_size`` or the preset's deal by players
+        (RULES.md §2, §10.5; ``preset_hand_size``)."""
+        return self.hand_size if self.hand_size is not None else preset_hand_size(self.preset_name, self.num_players)
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> "Rules":
@@ -242,6 +269,7 @@ PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     ),
     "stalemate": dict(target=BY_PLAYERS),
     "practice": dict(target=None, rummy_multiplier=1, dry_trigger="on_request"),
+    "rum500": dict(scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1),
 }
 PRESET_PLAYERS: dict[str, tuple[int, int]] = {
     "classic": (2, 2),
@@ -249,6 +277,7 @@ PRESET_PLAYERS: dict[str, tuple[int, int]] = {
     "deadwood": (2, 6),
     "stalemate": (2, 4),
     "practice": (2, 2),
+    "rum500": (2, 6),
 }
 
 PRESETS: dict[str, Rules] = {name: Rules.preset(name) for name in PRESET_OPTIONS}

@@ -14,7 +14,6 @@ import gymnasium as gym
 import numpy as np
 
 from . import engine
-from .actions import NUM_ACTIONS
 from .env import raw_env
 from .observation import RandomAgent
 
@@ -40,9 +39,9 @@ class SingleAgentEnv(gym.Env):
         illegal_penalty: reward for a masked-out action (which ends the episode).
         **env_kw: passed to ``rummy_v0.raw_env`` (``episode``, ``reward_scale``, rule options).
 
-    Spaces: ``observation_space`` is the observation ``Box`` (float32, ``(obs_size(n),)``),
-    ``action_space`` is ``Discrete(579)``; ``action_masks()`` gives the learner's mask
-    (bool, ``(579,)``). The reward is the learner's own (API.md).
+    Spaces: ``observation_space`` is the observation ``Box`` (float32, ``(obs_size(n, kind),)``),
+    ``action_space`` is ``Discrete(N)`` (579; 631 at a 500 Rum table, ``actions.num_actions``);
+    ``action_masks()`` gives the learner's mask (bool, ``(N,)``). The reward is the learner's own (API.md).
 
     Raises:
         ValueError: bad rules, a bad ``learner_seat``, or the wrong number of opponents.
@@ -202,9 +201,9 @@ class SingleAgentEnv(gym.Env):
             self._done = True
 
     def action_masks(self) -> np.ndarray:
-        """The learner's action mask (bool, shape ``(579,)``): sb3-contrib's protocol."""
+        """The learner's action mask (bool, shape ``(N,)``, ``N = action_space.n``): sb3-contrib's protocol."""
         if self._done:
-            return np.zeros(NUM_ACTIONS, dtype=bool)
+            return np.zeros(self.action_space.n, dtype=bool)
         return self.env.observe(self.env.possible_agents[self.seat])["action_mask"].astype(bool)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:

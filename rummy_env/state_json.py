@@ -2,8 +2,14 @@
 
 Like python-chess's FEN beside its board: ``to_json(state)`` writes a position of
 ``engine.GameState`` and ``from_json(obj)`` builds one, checking that it is a legal
-one (RULES.md §2 deal sizes, §3 turn phases, §4 melds, §6 recycles, §7 match scores)
-and raising ``PositionError`` when it is not. The rules themselves live in
+one (RULES.md §2 deal sizes, §3 turn phases, §4 melds, §6 recycles, §7 match scores,
+§10.4 meld points and a dig in progress) and raising ``PositionError`` when it is not.
+
+Fields beyond API.md's example: ``melded_this_turn``, ``hand_number``, ``known_cards``,
+``discards_by`` (what a round trip needs); under ``scoring="melds"`` ``meld_points``
+(per seat, the points melded and laid off this hand; default 0 on input); on a dig
+table ``bound`` (the card dug from the discard pile this turn that must still be
+melded or laid off, or null; RULES.md §10.4). The rules themselves live in
 ``engine.py``; this module only reads and writes positions.
 """
 from __future__ import annotations
@@ -11,8 +17,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, parse_card
-from .engine import DRAW, PHASES, PLAY, GameState, _layoff_masks, _finishable, _meld_from_id, _start_turn
+from .actions import num_actions
+from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, mask_points, parse_card
+from .engine import (DRAW, PHASES, PLAY, GameState, _finishable, _layoff_masks, _meld_from_id, _start_turn,
+                     bound_playable)
 from .melds import meld_of_cards
 from .rules import Rules
 
@@ -26,7 +34,7 @@ class PositionError(ValueError):
 _STATE_KEYS = (
     "rules", "hands", "stock", "discard", "melds", "current_player", "phase", "drawn_from_discard",
     "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
-    "known_cards", "discards_by", "hand_over", "result", "match_winners",
+    "known_cards", "discards_by", "hand_over", "result", "match_winners", "meld_points", "bound",
 )
 _REQUIRED = ("hands", "stock", "discard", "melds", "current_player", "phase")
 
@@ -59,6 +67,10 @@ def to_json(state: GameState) -> dict[str, Any]:
         "discards_by": [_texts(k) for k in state.discards_by],
         "hand_over": state.hand_over,
     }
+    if state.rules.scoring == "melds":
+        d["meld_points"] = list(state.meld_points)
+    if state.rules.draw == "dig":
+        d["bound"] = None if state.bound < 0 else CARD_TEXT[state.bound]
     if state.hand_over:
         d["result"] = dict(state.result, payoffs=list(state.payoffs))
     if state.match_over:
@@ -73,8 +85,13 @@ MAX_HAND_NUMBER = 10**6
 def max_hand_points(rules: Rules) -> int:
     """An upper bound of the points one hand can score (RULES.md §5): every card but the
     winner's at its highest deadwood value (ace_points or 10), times the rummy
-    multiplier. A STATE's scores are bounded by it (plus the target)."""
+    multiplier (under ``scoring="melds"``, §10.4: every card's value, won or lost). A
+    STATE's scores are bounded by it (plus the target)."""
     return rules.rummy_multiplier * (NUM_CARDS * max(10, rules.ace_points))
+
+
+def _deck_points(rules: Rules) -> int:
+    return mask_points((1 << NUM_CARDS) - 1, rules.ace_points)
 
 
 def _err(msg: str) -> PositionError:
@@ -129,8 +146,15 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     if rules is None:
         rules = Rules.preset("classic")
     n = rules.num_players
+    dig = rules.draw == "dig"
+    melds_scoring = rules.scoring == "melds"
+    for key, ok in (("meld_points", melds_scoring), ("bound", dig)):
+        if key in obj and not ok:
+            raise _err(f"{key} is only for " + ("scoring='melds'" if key == "meld_points" else "draw='dig'")
+                       + " tables (RULES.md §10.4)")
     s = GameState.__new__(GameState)
     s.rules = rules
+    s.num_actions = num_actions(rules)
     s.rng = random.Random(seed)
 
     hands_v = obj["hands"]
@@ -183,17 +207,34 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if where[f] != f"hands[{cur}]" and not where[f].startswith("melds"):
             raise _err(f"drawn_from_discard {CARD_TEXT[f]} is in {where[f]}, not in the mover's hand or a meld")
 
+    bound = -1
+    if obj.get("bound") is not None:
+        try:
+            bound = parse_card(obj["bound"])
+        except ValueError as e:
+            raise _err(f"bound: {e}") from None
+        if phase == DRAW or hand_over:
+            raise _err("bound must be null in the draw phase and once the hand is over")
+        if where[bound] != f"hands[{cur}]":
+            raise _err(f"bound {CARD_TEXT[bound]} is in {where[bound]}, not in the mover's hand "
+                       "(a bound card stays in hand until it is melded or laid off)")
+        if f >= 0:
+            raise _err("bound and drawn_from_discard cannot both be set: a dig takes more than the top card, "
+                       "taking the top card alone binds nothing")
+
     k = rules.cards_dealt
     melded = sum(len(m) for m in melds_c)
     for i, h in enumerate(hands):
         cap = k + (1 if i == cur and phase == PLAY else 0)
+        if dig:  # a dig takes several cards; only a seat that never melded is bounded
+            cap = NUM_CARDS
         if len(h) > cap:
             raise _err(f"hands[{i}] has {len(h)} cards; at most {cap} can occur ({k} dealt"
                        + (", +1 drawn this turn)" if cap > k else ")"))
         if not h and not hand_over:
             raise _err(f"hands[{i}] is empty but the hand is not over")
     expect = n * k - sum(len(h) for h in hands) + (1 if phase == PLAY else 0)
-    if melded != expect and not (hand_over and phase == PLAY and melded == expect - 1):
+    if not dig and melded != expect and not (hand_over and phase == PLAY and melded == expect - 1):
         raise _err(f"{melded} cards are in melds, but hand sizes say {expect} were melded or laid off "
                    f"({n} x {k} dealt, {sum(len(h) for h in hands)} in hands"
                    + (", +1 drawn this turn)" if phase == PLAY else ")"))
@@ -215,11 +256,12 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         for i, h in enumerate(hands):
             extra = 1 if (i == cur and phase == PLAY) else 0
             melded_now = i == cur and mtt
-            if not s.has_melded[i] and not melded_now and len(h) != k + extra:
+            digging = i == cur and bound >= 0  # took two or more cards this turn (§10.4)
+            if not s.has_melded[i] and not melded_now and not digging and len(h) != k + extra:
                 raise _err(f"hands[{i}] has {len(h)} cards but has_melded[{i}] is false"
                            + (" and melded_this_turn is false" if i == cur and phase == PLAY else "")
                            + f": a seat that never melded or laid off holds exactly {k + extra}")
-            if (s.has_melded[i] or melded_now) and len(h) >= k + extra:
+            if (s.has_melded[i] or melded_now) and len(h) >= k + extra and not dig:
                 raise _err(f"hands[{i}] has {len(h)} cards but is marked as having melded or laid off: "
                            f"it would hold fewer than {k + extra}")
     s.recycles = _int(obj.get("recycles", 0), "recycles", 0, rules.max_recycles)
@@ -227,7 +269,13 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     sc = obj.get("scores", [0] * n)
     if not isinstance(sc, list) or len(sc) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in sc):
         raise _err(f"scores must be a list of {n} ints, got {str(sc)[:80]}")
-    if any(x < 0 for x in sc):
+    hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, MAX_HAND_NUMBER)
+    if melds_scoring:  # totals may go negative (§10.4), by at most a deck's points a hand
+        floor = -(hand_number + 1) * _deck_points(rules)
+        if min(sc) < floor:
+            raise _err(f"scores cannot be below {floor} after {hand_number + 1} hand(s) (each hand costs at most "
+                       f"{_deck_points(rules)} points), got {str(sc)[:80]}")
+    elif any(x < 0 for x in sc):
         raise _err(f"scores cannot be negative (match totals only grow), got {str(sc)[:80]}")
     # a match total is below the target before the last hand, which adds at most
     # max_hand_points; without a target (one hand) the hand's points alone
@@ -239,7 +287,17 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         raise _err(f"scores {sc!r} reach the target {rules.target}: the match would already be over")
     s.scores = list(sc)
     s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
-    s.hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, MAX_HAND_NUMBER)
+    s.hand_number = hand_number
+    mp = obj.get("meld_points", [0] * n)
+    table_points = sum(mask_points(mask_of(m), rules.ace_points) for m in melds_c)
+    if (not isinstance(mp, list) or len(mp) != n
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in mp)):
+        raise _err(f"meld_points must be a list of {n} ints >= 0, got {str(mp)[:80]}")
+    if sum(mp) > table_points:
+        raise _err(f"meld_points {mp} add up to {sum(mp)}, more than the {table_points} points of the cards on "
+                   "the table (a seat scores only the cards it melded or laid off this hand)")
+    s.meld_points = list(mp)
+    s.bound = bound
     s.known = [0] * n
     s.discards_by = [0] * n
     for key, attr in (("known_cards", "known"), ("discards_by", "discards_by")):
@@ -265,6 +323,9 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if not isinstance(res, dict) or res.get("outcome") not in ("out", "dry", "stalled"):
             raise _err("a position whose hand is over needs its 'result' with outcome out, dry or stalled")
         s.result, s.payoffs = _check_result(res, n, sc, rules)
+        if melds_scoring and len(obj.get("meld_points", [])) != n:
+            # the hand's points are what it melded minus what it holds (§10.4)
+            s.meld_points = [p + mask_points(h, rules.ace_points) for p, h in zip(s.result["points"], s.hands)]
         s._legal = []
         mw = obj.get("match_winners")
         if mw is not None:
@@ -283,6 +344,8 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             layoff_ok = rules.layoffs and bool(fbit & (s.layoff_masks[0] | s.layoff_masks[1] | s.layoff_masks[2]))
             if not _finishable(hand, fbit, layoff_ok, rules.must_discard_to_go_out):
                 raise _err("the mover holds only the card taken from the discard pile and cannot finish the turn")
+            if bound >= 0 and not bound_playable(hand, s.layoff_masks, bound, rules):
+                raise _err(f"bound {CARD_TEXT[bound]} can no longer be melded or laid off this turn (RULES.md §10.4)")
     if not hand_over and phase == DRAW and not stock and rules.dry_trigger == "on_empty":
         # a frontend's snapshot taken right after the last stock card was drawn: the
         # recycle (shuffled by ``seed``) or the dry end happens now, before the draw (§6)
@@ -316,11 +379,29 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
     rummy = res.get("rummy", False)
     if not isinstance(rummy, bool) or (rummy and res["outcome"] != "out"):
         raise _err(f"result.rummy must be true or false (true only when someone went out), got {rummy!r}")
+    melds_scoring = rules.scoring == "melds"
+    if rummy and melds_scoring:
+        raise _err("result.rummy cannot be true under scoring='melds' (RULES.md §10.4)")
     cap = max_hand_points(rules)
+    lo = -cap if melds_scoring else 0
     pts = res.get("points")
     if (not isinstance(pts, list) or len(pts) != n
-            or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= cap for x in pts)):
-        raise _err(f"result.points must be a list of {n} ints in 0..{cap}, got {str(pts)[:80]}")
+            or not all(isinstance(x, int) and not isinstance(x, bool) and lo <= x <= cap for x in pts)):
+        raise _err(f"result.points must be a list of {n} ints in {lo}..{cap}, got {str(pts)[:80]}")
+    if melds_scoring:
+        # the hand's payoffs follow from its points: own minus the mean of the others' (§10.4)
+        total = sum(pts)
+        pay = [p - (total - p) / (n - 1) for p in pts]
+        given = res.get("payoffs", pay)
+        if (not isinstance(given, list) or len(given) != n
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x - y) < 1e-6
+                           for x, y in zip(given, pay))):
+            raise _err(f"result.payoffs must be each seat's points minus the mean of the others' under "
+                       f"scoring='melds' ({pay}), got {str(given)[:80]}")
+        if rules.target is not None and max(a - b for a, b in zip(scores, pts)) >= rules.target:
+            raise _err(f"scores {scores} minus this hand's points {pts} already reach the target {rules.target}: "
+                       "the match was over before this hand")
+        return {"outcome": res["outcome"], "winner": w, "rummy": False, "points": list(pts)}, pay
     pay = res.get("payoffs", [0] * n)
     if (not isinstance(pay, list) or len(pay) != n
             or not all(isinstance(x, int) and not isinstance(x, bool) and abs(x) <= cap * n for x in pay)

@@ -1,4 +1,4 @@
-"""RULES.md §8 (options) and §9 (presets): values, defaults, validation."""
+"""RULES.md §8 (options), §9 and §10.5 (presets): values, defaults, validation."""
 import dataclasses
 
 import pytest
@@ -7,7 +7,7 @@ from rummy_env import PRESETS, Rules
 
 DEFAULTS = dict(
     num_players=2, hand_size=None, aces="low", ace_points=1, layoffs=True, must_discard_to_go_out=False,
-    rummy_multiplier=2, rummy_needs_no_discard=False, scoring="winner_takes", recycle="shuffle",
+    rummy_multiplier=2, rummy_needs_no_discard=False, scoring="winner_takes", draw="top", recycle="shuffle",
     max_recycles=1, dry_trigger="on_empty", dry_hand="void", max_turns=300,
 )
 
@@ -19,8 +19,11 @@ EXPECTED_PRESETS = {
                      dry_hand="lowest_deadwood"),
     "stalemate": dict(DEFAULTS, target=100),
     "practice": dict(DEFAULTS, target=None, rummy_multiplier=1, dry_trigger="on_request"),
+    # §10.5: scoring melds, dig, target 500, no recycle, rummy_multiplier 1 (the deal is tested below)
+    "rum500": dict(DEFAULTS, scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1),
 }
-PLAYER_RANGES = {"classic": (2, 2), "turnover": (2, 6), "deadwood": (2, 6), "stalemate": (2, 4), "practice": (2, 2)}
+PLAYER_RANGES = {"classic": (2, 2), "turnover": (2, 6), "deadwood": (2, 6), "stalemate": (2, 4), "practice": (2, 2),
+                 "rum500": (2, 6)}
 
 
 def test_option_names_are_rules_md_section_8():
@@ -40,7 +43,7 @@ def test_rules_is_frozen():
         PRESETS["classic"].aces = "high"
 
 
-def test_exactly_five_presets():
+def test_exactly_the_presets_of_sections_9_and_10_5_this_release_plays():
     assert set(PRESETS) == set(EXPECTED_PRESETS)
 
 
@@ -144,8 +147,8 @@ def test_unknown_field_is_named():
         ("max_turns", 0, ["from 1 to 100000"]),
         ("target", 0, ["null", "from 1 to 100000"]),
         ("target", "lots", ["null"]),
-        ("hand_size", 0, ["1", "12"]),
-        ("hand_size", 13, ["1", "12"]),
+        ("hand_size", 0, ["1", "13"]),
+        ("hand_size", 14, ["1", "13"]),
     ],
 )
 def test_bad_values_name_field_and_allowed_values(field, value, allowed):

@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from rummy_env import Rules, __version__ as ENV_PACKAGE_VERSION
-from rummy_env.actions import ACTION_RANGES, ACTION_TEXTS, NUM_ACTIONS
+from rummy_env.actions import ACTION_TEXTS, action_ranges, num_actions, table_kind
 from rummy_env.cards import CARD_TEXT
 from rummy_env.agents.masking import MASK_FILL, mask_logits
-from rummy_env.observation import layout, obs_size
+from rummy_env.observation import layout, obs_size, table_for
 
 ENV_VERSION = "rummy_v0"
 SPEC_FORMAT = 1
@@ -58,11 +58,11 @@ PRETRAINED_ZIP = Path(__file__).resolve().parent.parent / "agents" / "pretrained
 INPUTS = (
     {"name": "observation", "dtype": "float32", "shape": ["batch", "obs_dim"],
      "meaning": "the env's observation vector (layout in 'observation')"},
-    {"name": "action_mask", "dtype": "int8", "shape": ["batch", NUM_ACTIONS],
+    {"name": "action_mask", "dtype": "int8", "shape": ["batch", "num_actions"],
      "meaning": "the env's action mask: 1 = legal, 0 = illegal"},
 )
 OUTPUTS = (
-    {"name": "masked_logits", "dtype": "float32", "shape": ["batch", NUM_ACTIONS],
+    {"name": "masked_logits", "dtype": "float32", "shape": ["batch", "num_actions"],
      "meaning": f"policy logits; illegal actions are {MASK_FILL:g} so softmax gives them probability 0"},
     {"name": "action", "dtype": "int64", "shape": ["batch"],
      "meaning": "argmax of masked_logits: the greedy legal action id (first index on ties)"},
@@ -207,7 +207,7 @@ def export_graph_onnx(mod: Any, obs_dim: int, path: Path) -> None:
 
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)  # e.g. "torchvision is not installed"
     obs = torch.zeros(2, obs_dim, dtype=torch.float32)
-    mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
+    mask = torch.ones(2, num_actions(table_for(obs_dim)[1]), dtype=torch.int8)
     batch = torch.export.Dim("batch", min=1)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
@@ -243,6 +243,9 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
     ``mask_fill`` and ``opset``.
     """
     n = rules.num_players
+    kind = table_kind(rules)
+    n_act = num_actions(kind)
+    shapes = {"obs_dim": obs_dim, "num_actions": n_act}
     return {
         "format": SPEC_FORMAT,
         "env": ENV_VERSION,
@@ -264,7 +267,7 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
             "seen_from": "the seat to move; oppK_* pieces describe the seat K places after it in turn order",
             "pieces": [
                 {"name": name, "offset": off, "shape": [size], "meaning": meaning}
-                for name, off, size, meaning in layout(n)
+                for name, off, size, meaning in layout(n, kind)
             ],
         },
         "cards": {
@@ -272,13 +275,14 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
             "texts": list(CARD_TEXT),
         },
         "actions": {
-            "num_actions": NUM_ACTIONS,
+            "kind": kind,
+            "num_actions": n_act,
             "ranges": [{"name": nm, "first": first, "count": cnt, "meaning": meaning}
-                       for nm, first, cnt, meaning in ACTION_RANGES],
-            "table": [{"id": i, "text": t} for i, t in enumerate(ACTION_TEXTS)],
+                       for nm, first, cnt, meaning in action_ranges(kind)],
+            "table": [{"id": i, "text": t} for i, t in enumerate(ACTION_TEXTS[:n_act])],
         },
-        "inputs": [dict(d, shape=[obs_dim if s == "obs_dim" else s for s in d["shape"]]) for d in INPUTS],
-        "outputs": [dict(d) for d in OUTPUTS],
+        "inputs": [dict(d, shape=[shapes.get(s, s) for s in d["shape"]]) for d in INPUTS],
+        "outputs": [dict(d, shape=[shapes.get(s, s) for s in d["shape"]]) for d in OUTPUTS],
         "mask_fill": MASK_FILL,
         "opset": OPSET,
     }
@@ -301,7 +305,8 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
 
     Raises:
         ValueError: a missing or corrupt zip, bad rules, or a model whose spaces are
-            not this env's (``Discrete(579)`` actions, a Box of ``obs_size(n)``).
+            not this env's at those rules (``Discrete(num_actions(kind))`` actions, a Box
+            of ``obs_size(n, kind)``).
     """
     if isinstance(model_or_path, (str, os.PathLike)):
         path = resolve_source(model_or_path)
@@ -317,15 +322,17 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
         rules_obj, rules_source = find_rules(path)
     else:
         rules_obj, rules_source = Rules.make(rules), "given to export_policy"
+    kind = table_kind(rules_obj)
     n_act = getattr(model.action_space, "n", None)
-    if n_act != NUM_ACTIONS:
-        raise ValueError(f"the policy's action space is {model.action_space}, not Discrete({NUM_ACTIONS}) of rummy_v0")
+    if n_act != num_actions(kind):
+        raise ValueError(f"the policy's action space is {model.action_space}, not Discrete({num_actions(kind)}) of "
+                         f"rummy_v0 at a {kind} table; the rules ({rules_source}) do not match the policy")
     shape = getattr(model.observation_space, "shape", None)
-    want = obs_size(rules_obj.num_players)
+    want = obs_size(rules_obj.num_players, kind)
     if shape != (want,):
         raise ValueError(
-            f"the policy's observation shape is {shape}, but rummy_v0 with {rules_obj.num_players} players has "
-            f"({want},); the rules ({rules_source}) do not match the policy"
+            f"the policy's observation shape is {shape}, but rummy_v0 with {rules_obj.num_players} players at a "
+            f"{kind} table has ({want},); the rules ({rules_source}) do not match the policy"
         )
     spec = build_spec(rules_obj, rules_source, want, source)
     write_policy_dir(_onnx_module(model.policy), spec, want, Path(out_dir))
@@ -376,7 +383,8 @@ def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathL
     else:
         rules_obj, rules_source = Rules.make(rules), "given to export_rllib_checkpoint"
     net = load_actor(p)
-    want = obs_size(rules_obj.num_players)
+    kind = table_kind(rules_obj)
+    want = obs_size(rules_obj.num_players, kind)
     import torch
 
     with torch.no_grad():
@@ -385,8 +393,8 @@ def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathL
         except Exception as e:  # noqa: BLE001
             raise ValueError(f"the policy in {p} does not take observations of size {want} "
                              f"({rules_source}): {e}") from None
-    if tuple(out.shape) != (1, NUM_ACTIONS):
-        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {NUM_ACTIONS}")
+    if tuple(out.shape) != (1, num_actions(kind)):
+        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {num_actions(kind)}")
     spec = build_spec(rules_obj, rules_source, want, f"rllib:{p}")
     write_policy_dir(masked_graph(net), spec, want, Path(out_dir))
     return spec
@@ -422,7 +430,8 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     print(f"wrote {out / 'policy.onnx'} and {out / 'spec.json'}")
     print(f"rules: {json.dumps(spec['rules']['json'])} ({spec['rules']['source']})")
-    print(f"inputs: observation float32 [batch, {spec['observation']['size']}], action_mask int8 [batch, {NUM_ACTIONS}]")
+    print(f"inputs: observation float32 [batch, {spec['observation']['size']}], "
+          f"action_mask int8 [batch, {spec['actions']['num_actions']}]")
     if "default" in spec["rules"]["source"]:
         print(f"note: no {CONFIG_NAME} found; the spec assumes classic rules", file=sys.stderr)
     return 0

@@ -12,7 +12,8 @@ def hand_rewards(state: Any, reward: str = "points", reward_scale: float = 0.01)
     """Each seat's reward for a finished hand, float32 ``[num_players]``.
 
     ``reward="points"``: the seat's payoff in points (RULES.md §5: the winner takes the
-    others' deadwood, doubled when going rummy; zero-sum) times ``reward_scale``.
+    others' deadwood, doubled when going rummy; zero-sum; under ``scoring="melds"``,
+    §10.4, the seat's hand points minus the mean of the others') times ``reward_scale``.
     ``reward="win"``: +1 for the seat that went out, -1 for every other seat, 0 for all
     on a void hand (RULES.md §6); ``reward_scale`` is not applied. The evaluations
     count hands won, which "win" optimises directly; "points" also prices how much a

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rummy_env.actions import NUM_ACTIONS
+from rummy_env.actions import num_actions, table_kind
 from rummy_env.observation import obs_size
 from rummy_env.rules import Rules
 
@@ -84,14 +84,15 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
 class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` self-play games over ``workers`` processes (same interface as
     ``SelfPlayVecEnv``: observations float32 ``[n_envs, obs_dim]``, ``action_masks()``
-    bool ``[n_envs, 579]``)."""
+    bool ``[n_envs, num_actions(rules)]``)."""
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
                  reward: str = "points") -> None:
         n = rules.num_players
-        super().__init__(n_envs, gym.spaces.Box(0.0, np.inf, shape=(obs_size(n),), dtype=np.float32),
-                         gym.spaces.Discrete(NUM_ACTIONS))
+        super().__init__(n_envs, gym.spaces.Box(0.0, np.inf, shape=(obs_size(n, table_kind(rules)),),
+                                                dtype=np.float32),
+                         gym.spaces.Discrete(num_actions(rules)))
         self.per = n_envs // workers
         ctx = mp.get_context("spawn")
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(workers)]
@@ -105,7 +106,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
             child.close()
             self.conns.append(parent)
             self.procs.append(p)
-        self._masks = np.zeros((n_envs, NUM_ACTIONS), dtype=bool)
+        self._masks = np.zeros((n_envs, num_actions(rules)), dtype=bool)
         self.opponent_time = 0.0
         self.opponent_decisions = 0
         self._opp = [(0.0, 0)] * workers

@@ -32,6 +32,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, ProgressBarCallback
 
+from rummy_env.actions import table_kind
 from rummy_env.observation import obs_size
 from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
@@ -137,8 +138,9 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
             f"checkpoint {p} was trained on rules {meta['rules']!r}, this run uses {rules.to_json()!r}; "
             "resume with the same --rules / num_players")
     shape = data.get("observation_space", {}).get("_shape") if isinstance(data.get("observation_space"), dict) else None
-    if shape is not None and list(shape) != [obs_size(rules.num_players)]:
-        raise CheckpointError(f"checkpoint {p} has observation shape {shape}, expected [{obs_size(rules.num_players)}]")
+    want = obs_size(rules.num_players, table_kind(rules))
+    if shape is not None and list(shape) != [want]:
+        raise CheckpointError(f"checkpoint {p} has observation shape {shape}, expected [{want}]")
     return {"model_path": p / "model.zip", "pool": pool_state, "state": state, "steps": steps}
 
 

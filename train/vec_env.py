@@ -17,7 +17,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env import engine
-from rummy_env.actions import NUM_ACTIONS
+from rummy_env.actions import num_actions, table_kind
 from rummy_env.observation import Encoder, action_mask, obs_size
 from rummy_env.rules import Rules
 
@@ -61,7 +61,7 @@ class BatchedVecEnv(VecEnv):
 class SelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` games of ``rules`` against opponents drawn from ``pool``.
 
-    Observations: float32 ``[n_envs, obs_size(n)]``; actions: ``Discrete(579)``;
+    Observations: float32 ``[n_envs, obs_size(n, kind)]``; actions: ``Discrete(num_actions(rules))``;
     ``action_masks()``: bool ``[n_envs, 579]``. At the end of a hand the game is
     re-dealt at once and ``infos[i]`` holds ``terminal_observation``, ``episode``
     (``r`` return, ``l`` learner decisions; the reward is ``rummy_env.train.rewards.hand_rewards`` for the
@@ -82,9 +82,10 @@ class SelfPlayVecEnv(BatchedVecEnv):
         self.reward_scale = reward_scale
         self.reward = reward
         self.n = rules.num_players
-        self.encoder = Encoder(self.n)
-        obs_space = gym.spaces.Box(0.0, np.inf, shape=(obs_size(self.n),), dtype=np.float32)
-        super().__init__(n_envs, obs_space, gym.spaces.Discrete(NUM_ACTIONS))
+        self.encoder = Encoder.for_rules(rules)
+        self.n_actions = num_actions(rules)
+        obs_space = gym.spaces.Box(0.0, np.inf, shape=(obs_size(self.n, table_kind(rules)),), dtype=np.float32)
+        super().__init__(n_envs, obs_space, gym.spaces.Discrete(self.n_actions))
         self.games = [_Game() for _ in range(n_envs)]
         self._seed = seed
         self._actions: np.ndarray | None = None
@@ -120,12 +121,12 @@ class SelfPlayVecEnv(BatchedVecEnv):
                 if isinstance(agent, SnapshotAgent):
                     batches.setdefault(id(agent), (agent, []))[1].append(g)
                 else:
-                    mask = action_mask(engine.legal_actions(st))
+                    mask = action_mask(engine.legal_actions(st), size=self.n_actions)
                     engine.apply(st, agent.act(enc(st, st.current), mask))
                     self.opponent_decisions += 1
             for agent, gs in batches.values():
                 obs = np.stack([enc(g.state, g.state.current) for g in gs])
-                masks = np.zeros((len(gs), NUM_ACTIONS), dtype=bool)
+                masks = np.zeros((len(gs), self.n_actions), dtype=bool)
                 for i, g in enumerate(gs):
                     action_mask(engine.legal_actions(g.state), out=masks[i])
                 acts = agent.act_batch(obs, masks, rng=gs[0].rng)
@@ -195,7 +196,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
     def action_masks(self) -> np.ndarray:
         """Bool ``[n_envs, 579]``: each game's legal actions for the learner."""
-        masks = np.zeros((self.num_envs, NUM_ACTIONS), dtype=bool)
+        masks = np.zeros((self.num_envs, self.n_actions), dtype=bool)
         for i, g in enumerate(self.games):
             action_mask(engine.legal_actions(g.state), out=masks[i])
         return masks

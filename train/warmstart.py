@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from rummy_env import engine
-from rummy_env.actions import NUM_ACTIONS
+from rummy_env.actions import num_actions
 from rummy_env.agents import BASELINES
 from rummy_env.agents.masking import mask_logits
 from rummy_env.observation import Encoder, action_mask
@@ -74,14 +74,15 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
     n = rules.num_players
-    enc = Encoder(n)
+    enc = Encoder.for_rules(rules)
+    n_act = num_actions(rules)
     agents = teachers(teacher, n, seed, teacher_weights)
     rng = np.random.default_rng(seed)
     # each game gets budget for a few whole hands (a 2-player hand is ~240 positions),
     # else a small budget spread over many games would finish no hand at all
     games = max(1, min(games, decisions // 1000))
     obs = np.empty((decisions + games, enc.size), dtype=np.float32)
-    masks = np.zeros((decisions + games, NUM_ACTIONS), dtype=bool)
+    masks = np.zeros((decisions + games, n_act), dtype=bool)
     actions = np.empty(decisions + games, dtype=np.int64)
     returns = np.zeros(decisions + games, dtype=np.float32)
     keep = np.zeros(decisions + games, dtype=bool)
@@ -93,7 +94,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
         for g, st in enumerate(states):
             seat = st.current
             o = enc.encode(st, seat)
-            m = action_mask(engine.legal_actions(st))
+            m = action_mask(engine.legal_actions(st), size=n_act)
             obs[i], masks[i], actions[i] = o, m.astype(bool), agents[seat].act(o, m)
             rows[g].append((i, seat))
             i += 1
@@ -141,11 +142,12 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
     n = rules.num_players
-    enc = Encoder(n)
+    enc = Encoder.for_rules(rules)
+    n_act = num_actions(rules)
     agents = teachers(teacher, n, seed, teacher_weights)
     names, probs, movers = _behaviour(behaviour, n, seed)
     obs = np.empty((decisions, enc.size), dtype=np.float32)
-    masks = np.zeros((decisions, NUM_ACTIONS), dtype=bool)
+    masks = np.zeros((decisions, n_act), dtype=bool)
     actions = np.empty(decisions, dtype=np.int64)
     returns = np.zeros(decisions, dtype=np.float32)
     seats = np.empty(decisions, dtype=np.int64)
@@ -158,7 +160,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
         while not st.hand_over and i < decisions:
             seat = st.current
             o = enc.encode(st, seat)
-            m = action_mask(engine.legal_actions(st))
+            m = action_mask(engine.legal_actions(st), size=n_act)
             a = agents[seat].act(o, m)
             obs[i], masks[i], actions[i], seats[i] = o, m.astype(bool), a, seat
             if who is not None and names[who[seat]] != "teacher":

@@ -1,0 +1,349 @@
+"""500 Rum (RULES.md §10.4-§10.5): meld scoring, digging the discard pile, the match to 500.
+
+Every expected value below is worked out by hand from the rules: card points are
+A=1, 2-10 face value, J Q K 10 (§1); a seat's hand points are what it melded or laid
+off this hand minus what it holds (§10.4); the hand reward is a seat's points minus
+the mean of the other seats' points.
+"""
+import numpy as np
+import pytest
+
+from rummy_env import Rules, engine, rummy_v0, state_json
+from rummy_env.actions import DIG_BASE, DRAW_DISCARD, NUM_ACTIONS, action_ranges, num_actions, table_kind
+from rummy_env.cards import CARD_TEXT, parse_card
+from rummy_env.engine import IllegalActionError
+from rummy_env.observation import PlayerView, obs_size, offsets
+
+ALL = [CARD_TEXT[c] for c in range(52)]
+
+
+def position(hands, discard, melds=(), rules="rum500", **fields):
+    """A STATE with the given hands, discard pile (bottom first) and melds; every other
+    card goes to the stock in card order."""
+    used = {c for h in hands for c in h} | set(discard) | {c for m in melds for c in m}
+    stock = [c for c in ALL if c not in used]
+    d = {"rules": rules, "hands": [list(h) for h in hands], "stock": stock, "discard": list(discard),
+         "melds": [list(m) for m in melds], "current_player": 0, "phase": "draw"}
+    d.update(fields)
+    return d
+
+
+def texts(env):
+    return env.unwrapped.legal_action_texts()
+
+
+# ---------------------------------------------------------------- rules and presets
+
+def test_rum500_preset_and_its_deal():
+    r = Rules.preset("rum500")
+    assert (r.scoring, r.draw, r.target, r.max_recycles, r.rummy_multiplier) == ("melds", "dig", 500, 0, 1)
+    assert r.cards_dealt == 13
+    for n in (3, 4, 5, 6):
+        assert Rules.preset("rum500", num_players=n).cards_dealt == 7
+    assert table_kind(r) == "rum500" and table_kind(Rules.preset("classic")) == "standard"
+    assert num_actions(r) == 631 and num_actions("standard") == NUM_ACTIONS == 579
+
+
+@pytest.mark.parametrize("kw,names", [
+    (dict(draw="dig"), ("draw", "max_recycles")),                                   # classic recycles once
+    (dict(scoring="melds"), ("scoring", "rummy_multiplier")),                        # classic doubles rummy
+    (dict(scoring="melds", rummy_multiplier=1, dry_hand="lowest_deadwood"), ("scoring", "dry_hand")),
+])
+def test_clashes_name_both_options(kw, names):
+    with pytest.raises(ValueError) as e:
+        Rules.preset("classic", **kw)
+    for name in names:
+        assert name in str(e.value)
+
+
+def test_rum500_with_a_recycle_is_refused():
+    with pytest.raises(ValueError, match="max_recycles"):
+        Rules.preset("rum500", max_recycles=1)
+
+
+def test_meld_scoring_with_the_top_draw_is_a_500_rum_table():
+    r = Rules.preset("classic", scoring="melds", rummy_multiplier=1)
+    env = rummy_v0.env(rules=r)
+    env.reset(seed=1)
+    assert env.action_space("player_0").n == 631
+    assert env.observation_space("player_0")["observation"].shape == (obs_size(2, "rum500"),)
+    assert not any(t.startswith("draw discard ") for t in texts(env))  # no digging at a top-draw table
+
+
+def test_standard_layouts_unchanged():
+    assert obs_size(2) == 548 and num_actions("standard") == 579
+    assert action_ranges("standard")[-1][:3] == ("layoff", 423, 156)
+    assert action_ranges("rum500")[-1][:3] == ("dig", 579, 52)
+    base = offsets(2)
+    rum = offsets(2, "rum500")
+    assert all(rum[k] == v for k, v in base.items())  # the standard pieces keep their places
+
+
+# ---------------------------------------------------------------- digging
+
+# 5H 6H wait for the 7H; nothing else in the hand melds with 7H, KC or 2D
+HAND_DIG = ["5H", "6H", "9C", "JD", "2S", "4C", "8D", "TS", "QH", "3S", "6C", "AD", "9S"]
+OTHER = ["KD", "QD", "8S", "4S", "TC", "3H", "AC", "5D", "7D", "JC", "KS", "9H", "2H"]
+
+
+def dig_env(pile=("8C", "7H", "KC", "2D")):
+    env = rummy_v0.env(rules="rum500")
+    env.reset(options={"state": position([HAND_DIG, OTHER], list(pile))})
+    return env
+
+
+def test_a_dig_takes_three_cards_and_the_deepest_must_be_melded():
+    env = dig_env()
+    legal = texts(env)
+    # the 7H can be dug (5H 6H 7H); the 8C cannot (no club run, no eight set): not offered
+    assert "draw discard 7H" in legal and "draw discard 8C" not in legal
+    assert "draw discard KC" not in legal  # the KC cannot be melded with this hand
+    env.step(env.unwrapped.action_id("draw discard 7H"))
+    st = env.unwrapped.state
+    assert [CARD_TEXT[c] for c in st.discard] == ["8C"]
+    assert st.bound == parse_card("7H")
+    assert st.hands[0].bit_count() == 16  # 13 + 7H KC 2D
+    # while the 7H is in hand: no discard; the one meld that plays it
+    assert texts(env) == ["meld 5H 6H 7H"]
+    env.step(env.unwrapped.action_id("meld 5H 6H 7H"))
+    assert st.meld_points == [18, 0]  # 5 + 6 + 7
+    assert st.bound == -1
+    after = texts(env)
+    assert "discard KC" in after and "discard 2D" in after  # the cards above it are free
+
+
+def test_a_dig_whose_deepest_card_cannot_be_used_is_refused():
+    env = dig_env()
+    before = env.unwrapped.state_dict()
+    with pytest.raises(IllegalActionError, match="could not be melded or laid off"):
+        env.unwrapped.step(DIG_BASE + parse_card("8C"))
+    assert env.unwrapped.state_dict() == before
+
+
+def test_the_upcard_alone_is_the_plain_draw():
+    env = dig_env()
+    assert env.unwrapped.action_id("draw discard 2D") == DRAW_DISCARD
+    with pytest.raises(IllegalActionError, match="the upcard"):
+        env.unwrapped.step(DIG_BASE + parse_card("2D"))
+    env.step(DRAW_DISCARD)
+    st = env.unwrapped.state
+    assert st.bound == -1 and st.drawn_from_discard == parse_card("2D")
+    assert "discard 2D" not in texts(env)  # §3: the card taken alone may not be discarded this turn
+
+
+def test_digging_at_a_top_draw_table_is_refused():
+    env = rummy_v0.env(rules="classic")
+    env.reset(seed=3)
+    with pytest.raises(ValueError, match="draw='dig'"):
+        env.unwrapped.action_id("draw discard 7H")
+    with pytest.raises(ValueError, match="0..578"):
+        env.unwrapped.step(DIG_BASE + 3)
+
+
+def test_a_move_that_would_strand_the_dug_card_is_refused():
+    # 7H can only go into 6H 7H 8H; melding the sixes would take the 6H it needs
+    hand = ["6H", "8H", "6C", "6D", "JS", "2C", "4D", "TS", "QC", "KD", "AS", "9D", "3C"]
+    other = ["KC", "QD", "8S", "4S", "TC", "3H", "AC", "5D", "7D", "JC", "KS", "9H", "2H"]
+    env = rummy_v0.env(rules="rum500")
+    env.reset(options={"state": position([hand, other], ["8C", "7H", "QS"])})
+    env.step(env.unwrapped.action_id("draw discard 7H"))
+    legal = texts(env)
+    assert "meld 6H 7H 8H" in legal
+    assert "meld 6C 6D 6H" not in legal
+    assert not any(t.startswith("discard") for t in legal)
+    before = env.unwrapped.state_dict()
+    with pytest.raises(IllegalActionError, match="7H"):
+        env.unwrapped.step(env.unwrapped.action_id("meld 6C 6D 6H"))
+    assert env.unwrapped.state_dict() == before
+    # once the 7H is played, the sixes may not be melded any more (the 6H is on the table), the QS is free
+    env.step(env.unwrapped.action_id("meld 6H 7H 8H"))
+    assert "discard QS" in texts(env)
+
+
+def test_a_dug_card_laid_off_on_the_table_fulfils_the_dig():
+    # the table's run 5S 6S 7S takes the 8S; dig it from under the 2D
+    hand = ["6H", "9C", "JD", "2S", "4C", "8D", "TD", "QH", "3S", "6C", "AD", "5H", "KD"]
+    other = ["QD", "4S", "TC", "3H", "AC", "5D", "7D", "JC", "KS", "9H", "2H", "QC", "JH"]
+    env = rummy_v0.env(rules="rum500")
+    env.reset(options={"state": position([hand, other], ["8S", "2D"], melds=[["5S", "6S", "7S"]],
+                                         meld_points=[0, 18], has_melded=[False, True])})
+    # seat 1 melded 5S 6S 7S (18 points) earlier: hand sizes follow digs, so 13 is allowed
+    env.step(env.unwrapped.action_id("draw discard 8S"))
+    assert texts(env) == ["layoff 8S high"]
+    env.step(env.unwrapped.action_id("layoff 8S high"))
+    assert env.unwrapped.state.meld_points == [8, 18]
+
+
+# ---------------------------------------------------------------- observation of a dig table
+
+def test_observation_shows_the_pile_in_order_the_bound_card_and_meld_points():
+    env = dig_env()
+    obs = env.observe("player_0")
+    o = obs["observation"]
+    off = offsets(2, "rum500")
+    depth = o[off["discard_depth"]]
+    # pile bottom first 8C 7H KC 2D: the upcard 2D is 1 deep, the 8C 4 deep (/52)
+    for card, d in (("2D", 1), ("KC", 2), ("7H", 3), ("8C", 4)):
+        assert depth[parse_card(card)] == pytest.approx(d / 52)
+    assert np.count_nonzero(depth) == 4
+    v = PlayerView(o, obs["action_mask"])
+    assert [CARD_TEXT[c] for c in v.pile] == ["8C", "7H", "KC", "2D"]
+    assert v.melds_scoring and v.dig and v.bound == -1
+    assert [CARD_TEXT[a - DIG_BASE] for a in v.dig_actions] == ["7H"]
+    env.step(env.unwrapped.action_id("draw discard 7H"))
+    o = env.observe("player_0")["observation"]
+    assert o[off["bound"]][parse_card("7H")] == 1.0 and o[off["bound"]].sum() == 1.0
+    env.step(env.unwrapped.action_id("meld 5H 6H 7H"))
+    o0, o1 = env.observe("player_0")["observation"], env.observe("player_1")["observation"]
+    assert o0[off["meld_points"]][0] == pytest.approx(0.18)
+    assert o1[off["opp1_meld_points"]][0] == pytest.approx(0.18)  # seen from the other seat
+    assert o0[off["rule_melds"]][0] == 1.0 and o0[off["rule_dig"]][0] == 1.0
+
+
+# ---------------------------------------------------------------- scoring a hand
+
+# three seats that all melded: seat 0 holds only KS and goes out by discarding it
+THREE = dict(
+    hands=[["KS"], ["9D", "KD"], ["AC", "8H"]],
+    melds=[["TH", "JH", "QH"], ["4D", "4H", "4S"], ["2C", "3C", "4C", "5C", "6C"]],
+    meld_points=[30, 12, 20],  # 30 = T J Q, 12 = three fours, 20 = 2+3+4+5+6
+    has_melded=[True, True, True],
+)
+
+
+def three_seat_env(scores, episode="hand"):
+    env = rummy_v0.env(rules="rum500", num_players=3, episode=episode)
+    st = position(THREE["hands"], ["7S", "JS"], THREE["melds"], phase="play", meld_points=THREE["meld_points"],
+                  has_melded=THREE["has_melded"], scores=scores)
+    st["rules"] = {"preset": "rum500", "num_players": 3}
+    env.reset(options={"state": st})
+    return env
+
+
+def test_every_seat_scores_its_melds_minus_its_hand_when_one_goes_out():
+    env = three_seat_env([100, 50, 0])
+    env.step(env.unwrapped.action_id("discard KS"))
+    st = env.unwrapped.state
+    # seat 0: 30 - 0; seat 1: 12 - (9 + 10) = -7; seat 2: 20 - (1 + 8) = 11
+    assert st.result == {"outcome": "out", "winner": 0, "rummy": False, "points": [30, -7, 11]}
+    assert st.scores == [130, 43, 11]
+    # rewards: own points minus the mean of the others' (34 in all): 30 - 2, -7 - 20.5, 11 - 11.5
+    rewards = [env.rewards[a] for a in env.possible_agents]
+    assert rewards == pytest.approx([28.0, -27.5, -0.5])
+    assert sum(rewards) == pytest.approx(0.0)
+    info = env.infos["player_1"]["hand_result"]
+    assert info["payoffs"] == pytest.approx([28.0, -27.5, -0.5]) and info["points"] == [30, -7, 11]
+
+
+# seat 0 melded T J Q of hearts and holds KS 2D; seat 1 never melded; the stock is empty
+DRY_P1 = ["AC", "AD", "AH", "AS", "2C", "2H", "2S", "3C", "3D", "3H", "3S", "4C", "4D"]  # 30 points
+
+
+def dry_env(scores, episode="hand"):
+    used = set(DRY_P1) | {"TH", "JH", "QH", "KS", "2D"}
+    pile = [c for c in ALL if c not in used]  # every other card in the discard pile, the stock empty
+    st = {"rules": "rum500", "hands": [["KS", "2D"], DRY_P1], "stock": [], "discard": pile,
+          "melds": [["TH", "JH", "QH"]], "current_player": 0, "phase": "play", "meld_points": [30, 0],
+          "has_melded": [True, False], "scores": scores}
+    env = rummy_v0.env(rules="rum500", episode=episode)
+    env.reset(options={"state": st})
+    return env
+
+
+def test_a_dry_stock_ends_the_hand_without_a_recycle_scored_by_melds():
+    env = dry_env([0, 0])
+    env.step(env.unwrapped.action_id("discard KS"))
+    st = env.unwrapped.state
+    # seat 0: 30 - 2 = 28; seat 1 melded nothing: -30 (its sets in hand count against it)
+    assert st.result == {"outcome": "dry", "winner": None, "rummy": False, "points": [28, -30]}
+    assert st.recycles == 0 and st.stock == []
+    assert [env.rewards[a] for a in env.possible_agents] == pytest.approx([58.0, -58.0])
+    assert st.scores == [28, -30]  # a negative total
+
+
+def test_a_match_reaches_500():
+    env = dry_env([480, 10], episode="match")
+    env.step(env.unwrapped.action_id("discard KS"))
+    st = env.unwrapped.state
+    assert st.scores == [508, -20] and st.match_over and st.match_winners == [0]
+    assert [env.rewards[a] for a in env.possible_agents] == [1.0, -1.0]
+
+
+def test_a_match_split_at_500():
+    # seat 0: 470 + 30 = 500, seat 2: 489 + 11 = 500, seat 1: 100 - 7 = 93
+    env = three_seat_env([470, 100, 489], episode="match")
+    env.step(env.unwrapped.action_id("discard KS"))
+    st = env.unwrapped.state
+    assert st.scores == [500, 93, 500] and st.match_winners == [0, 2]
+    # a split among k = 2 of n = 3 winners: (n - k) / k = 0.5 each, the loser -1
+    assert [env.rewards[a] for a in env.possible_agents] == [0.5, -1.0, 0.5]
+
+
+def test_negative_totals_are_accepted_in_a_state():
+    env = dry_env([-50, 20])
+    assert env.unwrapped.state.scores == [-50, 20]
+
+
+# ---------------------------------------------------------------- STATE
+
+def test_state_round_trip_in_the_middle_of_a_dig():
+    env = dig_env()
+    env.step(env.unwrapped.action_id("draw discard 7H"))
+    d = env.unwrapped.state_dict()
+    assert d["bound"] == "7H" and d["meld_points"] == [0, 0]
+    again = rummy_v0.env(rules="rum500")
+    again.reset(options={"state": d})
+    assert again.unwrapped.state_dict() == d
+    assert texts(again) == ["meld 5H 6H 7H"]
+
+
+@pytest.mark.parametrize("change,msg", [
+    (dict(bound="7H"), "draw phase"),                               # no dig in progress before the draw
+    (dict(phase="play", bound="QS"), "not in the mover's hand"),   # QS lies in seat 1's hand
+    (dict(meld_points=[5, 0]), "more than the 0 points"),          # nothing is on the table
+    (dict(meld_points=[-1, 0]), "ints >= 0"),
+])
+def test_bad_500_rum_fields_are_refused(change, msg):
+    d = position([HAND_DIG, [c if c != "KS" else "QS" for c in OTHER]], ["8C", "7H", "KC", "2D"], **change)
+    env = rummy_v0.env(rules="rum500")
+    with pytest.raises(ValueError, match=msg):
+        env.reset(options={"state": d})
+
+
+def test_500_rum_fields_are_refused_at_a_standard_table():
+    d = position([HAND_DIG[:10], OTHER[:10]], ["8C"], rules="classic", meld_points=[0, 0])
+    with pytest.raises(ValueError, match="meld_points is only for"):
+        state_json.from_json(d)
+
+
+def test_a_state_of_another_kind_of_table_is_refused_by_the_env():
+    env = rummy_v0.env(rules="classic")
+    with pytest.raises(ValueError, match="rum500 table"):
+        env.reset(options={"state": position([HAND_DIG, OTHER], ["8C", "7H"])})
+
+
+# ---------------------------------------------------------------- the baselines dig
+
+def test_scripted_agents_dig_when_the_deepest_card_melds_and_it_pays():
+    from rummy_env.agents import make_agent
+
+    env = dig_env()
+    obs = env.observe("player_0")
+    # digging the 7H melds 5H 6H 7H (+18) and leaves KC 2D (12) in hand: worth 18 - 12 = 6 > 0
+    for name in ("greedy", "heuristic"):
+        a = make_agent(name, seed=0).act(obs["observation"], obs["action_mask"])
+        assert env.unwrapped.action_text(a) == "draw discard 7H", name
+
+
+def test_scripted_agents_do_not_dig_when_the_cards_above_cost_more():
+    from rummy_env.agents import make_agent
+
+    # the 7H lies under KC QS JD 2D (10 + 10 + 10 + 2 = 32 points left in hand) for a meld of 18
+    env = rummy_v0.env(rules="rum500")
+    hand = ["5H", "6H", "9C", "3D", "2S", "4C", "8D", "TS", "QH", "3S", "6C", "AD", "9S"]
+    other = ["KD", "QD", "8S", "4S", "TC", "3H", "AC", "5D", "7D", "JC", "KS", "9H", "2H"]
+    env.reset(options={"state": position([hand, other], ["7H", "KC", "QS", "JD", "2D"])})
+    obs = env.observe("player_0")
+    assert "draw discard 7H" in texts(env)
+    a = make_agent("greedy", seed=0).act(obs["observation"], obs["action_mask"])
+    assert env.unwrapped.action_text(a) in ("draw stock", "draw discard")
