@@ -29,8 +29,10 @@ QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("?", "h", "help", "moves")
 
 
-def make_opponent(name: str, seed: int | None, console: Console) -> tuple[Any, str]:
-    """``(agent, name used)``; ``pretrained`` without a shipped policy falls back to ``heuristic``.
+def make_opponent(name: str, seed: int | None, console: Console, obs_dim: int | None = None) -> tuple[Any, str]:
+    """``(agent, name used)``; ``pretrained`` falls back to ``heuristic``, with a message,
+    when no policy is shipped or when the shipped one was trained for another table
+    (its observation is not ``obs_dim`` long: another player count or kind of table).
 
     Raises:
         ValueError: an unknown name or a missing or corrupt policy (from ``make_agent``).
@@ -43,6 +45,13 @@ def make_opponent(name: str, seed: int | None, console: Console) -> tuple[Any, s
             console.print(f"no pretrained policy is shipped ({escape(str(path))} is missing); "
                           "playing against 'heuristic' instead")
             return agents.make_agent("heuristic", seed=seed), "heuristic"
+        agent = agents.make_agent(name, seed=seed)
+        shape = getattr(agent, "obs_shape", None)
+        if obs_dim is not None and shape is not None and shape != (obs_dim,):
+            console.print("the shipped policy was trained for the classic heads-up table, not this one; "
+                          "playing against 'heuristic' instead")
+            return agents.make_agent("heuristic", seed=seed), "heuristic"
+        return agent, name
     return agents.make_agent(name, seed=seed), name
 
 
@@ -77,7 +86,8 @@ class Game:
         self.opponents: dict[int, Any] = {}
         for q in range(n):
             if q != seat:
-                agent, used = make_opponent(opponent, None if seed is None else seed + 1 + q, console)
+                agent, used = make_opponent(opponent, None if seed is None else seed + 1 + q, console,
+                                            self.env.observation_space(self.me)["observation"].shape[0])
                 self.opponents[q] = agent
         self.opponent_name = used
         self.env.reset(seed=seed)
@@ -107,6 +117,13 @@ class Game:
         c.print(f"scores: {scores}{target}")
         up = CARD_TEXT[st.discard[-1]] if st.discard else "-"
         c.print(f"stock: {len(st.stock)} cards   top discard: {up}   discard pile: {len(st.discard)} cards")
+        if rules.draw == "dig":  # the whole pile is spread face up (RULES.md §10.4)
+            pile = " ".join(CARD_TEXT[x] for x in st.discard) or "-"
+            c.print(f"discard pile, bottom to top: {pile}  (dig with 'draw discard <card>')")
+        if rules.scoring == "melds":
+            mp = "   ".join(("you" if q == self.seat else f"player_{q}") + f" {st.meld_points[q]}"
+                           for q in range(rules.num_players))
+            c.print(f"melded this hand: {mp}")
         melds = "  |  ".join(" ".join(CARD_TEXT[x] for x in m.cards()) for m in st.melds)
         c.print(f"table melds: {melds or '-'}")
         for q in range(rules.num_players):
@@ -115,6 +132,9 @@ class Game:
             known = cards_of(st.known[q])
             extra = f" (known to hold: {self._cards(known)})" if known else ""
             c.print(f"player_{q}: {st.hands[q].bit_count()} cards{extra}")
+        if st.bound >= 0:
+            c.print(f"you dug {CARD_TEXT[st.bound]} from the discard pile: meld it or lay it off "
+                    "before you discard")
         if st.drawn_from_discard >= 0:
             c.print(f"you took {CARD_TEXT[st.drawn_from_discard]} from the discard pile: "
                     "you may not discard it this turn")
@@ -134,6 +154,8 @@ class Game:
             text = f"{who(winner)} went out" + (" (rummy!)" if res["rummy"] else "")
         elif winner >= 0:
             text = f"the hand is {outcome}; {who(winner)} collect(s) on lowest deadwood"
+        elif self.env.rules.scoring == "melds":
+            text = f"the hand is {outcome}; every seat scores its melds minus its hand"
         else:
             text = f"the hand is {outcome}; nobody scores"
         c.rule("hand over")

@@ -86,7 +86,8 @@ class raw_env(AECEnv):
         **rule_overrides: rule options applied on top of ``rules`` (e.g. ``num_players=4``).
 
     Spaces: ``observation_space(a)`` is ``Dict(observation=Box(0, inf, (obs_size(n, kind),),
-    float32), action_mask=Box(0, 1, (N,), int8))``; ``action_space(a)`` is
+    float32), action_mask=Box(0, 1, (N,), int8))`` (the Box's low is -inf at a 500 Rum
+    table, whose match totals may be negative); ``action_space(a)`` is
     ``Discrete(N)``, with ``kind = actions.table_kind(rules)`` and ``N =
     actions.num_actions(kind)``: 579 at every standard table, 631 at a 500 Rum table
     (``draw="dig"`` or ``scoring="melds"``). Illegal actions raise
@@ -132,7 +133,9 @@ class raw_env(AECEnv):
         self._encoder = Encoder(n, self.kind)
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(low=0.0, high=np.inf, shape=(obs_size(n, self.kind),), dtype=np.float32),
+                # match totals may go negative at a 500 Rum table (RULES.md §10.4)
+                "observation": spaces.Box(low=-np.inf if self.kind == "rum500" else 0.0, high=np.inf,
+                                          shape=(obs_size(n, self.kind),), dtype=np.float32),
                 "action_mask": spaces.Box(low=0, high=1, shape=(self.num_actions,), dtype=np.int8),
             }
         )

@@ -347,3 +347,103 @@ def test_scripted_agents_do_not_dig_when_the_cards_above_cost_more():
     assert "draw discard 7H" in texts(env)
     a = make_agent("greedy", seed=0).act(obs["observation"], obs["action_mask"])
     assert env.unwrapped.action_text(a) in ("draw stock", "draw discard")
+
+
+# ---------------------------------------------------------------- properties over random play
+
+import random  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+from rummy_env.cards import FULL_DECK, mask_points  # noqa: E402
+from rummy_env.observation import action_mask  # noqa: E402
+from tests.test_properties import layoff_fits, melds_in_hand  # noqa: E402
+
+
+def usable_by_brute_force(hand, table, card, aces, layoffs):
+    """RULES.md §10.4 read directly: can ``card`` (in ``hand``, a set of cards) be melded
+    or laid off this turn? Either a meld of the hand holds it, or after laying off other
+    hand cards one by one (any order, any end) it fits a meld on the table."""
+    if any(card in m for m in melds_in_hand(sorted(hand), aces)):
+        return True
+    if not layoffs:
+        return False
+
+    def rec(hand, table, depth):
+        for c in hand:
+            for i, m in enumerate(table):
+                for end in ("set", "low", "high"):
+                    if layoff_fits(c, m, end, aces):
+                        if c == card:
+                            return True
+                        grown = [c] + m if end == "low" else m + [c]  # STATE order: rank order
+                        if depth and rec(hand - {c}, table[:i] + [grown] + table[i + 1:], depth - 1):
+                            return True
+        return False
+
+    return rec(frozenset(hand), [list(m) for m in table], 4)
+
+
+def check_digs(s, legal):
+    """Every dig id is legal exactly when the deepest card taken can be played (brute force)."""
+    hand = {c for c in range(52) if s.hands[s.current] >> c & 1}
+    table = [[parse_card(c) for c in m] for m in state_json.to_json(s)["melds"]]
+    for i, c in enumerate(s.discard[:-1]):
+        taken = set(s.discard[i:])
+        ok = usable_by_brute_force(hand | taken, table, c, s.rules.aces, s.rules.layoffs)
+        assert ok == (DIG_BASE + c in legal), (CARD_TEXT[c], ok)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=hst.sampled_from([2, 3, 4]), seed=hst.integers(0, 2**32 - 1),
+       over=hst.fixed_dictionaries({}, optional={"aces": hst.sampled_from(["low", "high", "either"]),
+                                                 "layoffs": hst.booleans(),
+                                                 "must_discard_to_go_out": hst.booleans(),
+                                                 "ace_points": hst.sampled_from([1, 11])}))
+def test_random_rum500_hands_keep_every_invariant(n, seed, over):
+    rules = Rules.preset("rum500", num_players=n, max_turns=60, **over)
+    s = engine.new_game(rules, seed=seed)
+    rng = random.Random(seed)
+    while not s.hand_over:
+        legal = engine.legal_actions(s)
+        assert legal
+        j = state_json.to_json(s)
+        # every card exactly once
+        cards = [c for h in j["hands"] for c in h] + j["stock"] + j["discard"] + [c for m in j["melds"] for c in m]
+        assert len(cards) == 52 and len(set(cards)) == 52
+        total = 0
+        for m in list(s.hands) + [m.mask for m in s.melds]:
+            assert total & m == 0
+            total |= m
+        assert total | sum(1 << c for c in s.stock + s.discard) == FULL_DECK
+        # the mask is exactly the legal list; the STATE round-trips
+        mask = action_mask(legal, size=num_actions(rules))
+        assert np.flatnonzero(mask).tolist() == legal
+        t = state_json.from_json(j)
+        assert state_json.to_json(t) == j and engine.legal_actions(t) == legal
+        if s.phase == engine.DRAW:
+            check_digs(s, legal)
+        elif s.bound >= 0:
+            assert not any(2 <= a < 54 for a in legal)  # no discard while the dug card is in hand
+        a = rng.choice(legal)
+        bound_before, p = s.bound, s.current
+        engine.apply(s, a)
+        if not s.hand_over and s.current != p:  # the turn ended: a dug card was played
+            assert bound_before == -1
+    assert s.turn <= rules.max_turns
+    r = s.result
+    dw = [mask_points(h, rules.ace_points) for h in s.hands]
+    assert r["points"] == [s.meld_points[q] - dw[q] for q in range(n)]
+    assert sum(s.payoffs) == pytest.approx(0.0)
+    assert sum(s.meld_points) == sum(mask_points(m.mask, rules.ace_points) for m in s.melds)
+    if r["outcome"] == "dry":
+        assert s.stock == [] and s.recycles == 0
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_pettingzoo_api_and_seed_tests_on_rum500(n):
+    from pettingzoo.test import api_test, seed_test
+
+    api_test(rummy_v0.env(rules="rum500", num_players=n), num_cycles=300)
+    seed_test(lambda: rummy_v0.env(rules="rum500", num_players=n), num_cycles=100)
