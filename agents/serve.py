@@ -13,7 +13,8 @@ Endpoints (FastAPI; the server binds 127.0.0.1 unless ``--host`` is given):
   ``action`` is the first of them (greedy play). Without ``"rules"`` in the
   position, the policy's own rules apply. A body that is not JSON, a position that
   is not a legal one (a card twice, a bad meld, a hand already over, ...), unknown
-  rules, rules for another player count than the policy's, or rules other than
+  rules, rules for another player count or kind of table (``actions.table_kind``) than
+  the policy's, or rules other than
   those the policy was trained on get a 422 with ``{"detail": reason}``; the
   service keeps serving. Other rules are played only when ``spec.json`` says
   ``"rules": {"generalises": true, ...}``; the answer then carries
@@ -95,6 +96,12 @@ class PolicyService:
                 f"the position's rules are for {rules.num_players} players but this policy was trained "
                 f"for {self.num_players}"
             )
+        from rummy_env.actions import table_kind
+
+        if table_kind(rules) != table_kind(self.rules):
+            raise PositionRejected(
+                f"the position's rules are a {table_kind(rules)} table but this policy was trained at a "
+                f"{table_kind(self.rules)} table (their observations and actions differ)")
         off_table = rules != self.rules
         if off_table and not self.generalises:
             raise PositionRejected(

@@ -447,3 +447,66 @@ def test_pettingzoo_api_and_seed_tests_on_rum500(n):
 
     api_test(rummy_v0.env(rules="rum500", num_players=n), num_cycles=300)
     seed_test(lambda: rummy_v0.env(rules="rum500", num_players=n), num_cycles=100)
+
+
+# ---------------------------------------------------------------- export, ONNX agent and serve at a 500 Rum table
+
+@pytest.fixture(scope="module")
+def rum500_export(tmp_path_factory):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from rummy_env import SingleAgentEnv
+    from rummy_env.cli import main as rummy
+
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("rum500_policy")
+    model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules="rum500", seed=0), n_steps=64, batch_size=64, seed=0,
+                        device="cpu")
+    model.learn(64)
+    model.save(str(root / "policy.zip"))
+    assert rummy(["export", str(root / "policy.zip"), "--out", str(root / "export"), "--rules", "rum500"]) == 0
+    return root / "export"
+
+
+def test_export_of_a_rum500_policy_declares_its_layouts(rum500_export):
+    import json
+
+    import onnxruntime as ort
+
+    spec = json.loads((rum500_export / "spec.json").read_text())
+    assert spec["actions"]["kind"] == "rum500" and spec["actions"]["num_actions"] == 631
+    assert len(spec["actions"]["table"]) == 631 and spec["actions"]["table"][579]["text"] == "draw discard AC"
+    assert spec["observation"]["size"] == 656
+    assert [p["name"] for p in spec["observation"]["pieces"]][-2:] == ["rule_melds", "rule_dig"]
+    sess = ort.InferenceSession(str(rum500_export / "policy.onnx"), providers=["CPUExecutionProvider"])
+    shapes = {i.name: i.shape for i in sess.get_inputs()}
+    assert shapes == {"observation": ["batch", 656], "action_mask": ["batch", 631]}
+
+
+def test_onnx_agent_plays_legal_rum500_hands(rum500_export):
+    from rummy_env.agents import make_agent
+    from rummy_env.eval.tournament import play_game
+
+    agent = make_agent(f"onnx:{rum500_export}")
+    r = play_game(Rules.preset("rum500"), [agent, make_agent("random", seed=1)], seed=4)
+    assert r["outcome"] in ("out", "dry", "stalled")
+
+
+def test_serve_answers_a_rum500_position_and_refuses_a_standard_one(rum500_export):
+    import httpx
+
+    from rummy_env.agents.serve import make_server
+    from server_helpers import running_server
+
+    env = dig_env()
+    env.step(env.unwrapped.action_id("draw discard 7H"))
+    with running_server(make_server(rum500_export, port=0, log_level="warning")) as addrs:
+        assert all(a[0] == "127.0.0.1" for a in addrs)
+        with httpx.Client(base_url=f"http://127.0.0.1:{addrs[0][1]}", timeout=10) as c:
+            body = c.post("/act", json=env.unwrapped.state_dict()).json()
+            assert body["action"] == "meld 5H 6H 7H"  # the one legal move while the 7H is bound
+            classic = rummy_v0.raw_env()
+            classic.reset(seed=2)
+            r = c.post("/act", json=classic.state_dict())
+            assert r.status_code == 422 and "standard table" in r.text
