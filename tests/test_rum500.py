@@ -510,3 +510,24 @@ def test_serve_answers_a_rum500_position_and_refuses_a_standard_one(rum500_expor
             classic.reset(seed=2)
             r = c.post("/act", json=classic.state_dict())
             assert r.status_code == 422 and "standard table" in r.text
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_search_and_baselines_play_legal_rum500_matches(n):
+    from rummy_env.agents import make_agent
+    from rummy_env.eval.tournament import play_game
+
+    rules = Rules.preset("rum500", num_players=n, target=150)
+    agents = [make_agent("search:4", seed=1)] + [make_agent(a, seed=q) for q, a in enumerate(["greedy", "heuristic"][: n - 1], 1)]
+    r = play_game(rules, agents, seed=11, matches=True)  # raises on an illegal action
+    assert r["match_winners"] and max(r["hand_points"]) != 0
+
+
+def test_single_agent_env_passes_gymnasiums_checker_at_rum500():
+    from gymnasium.utils.env_checker import check_env
+
+    from rummy_env import SingleAgentEnv
+
+    env = SingleAgentEnv(rules="rum500", seed=3)
+    check_env(env, skip_render_check=True)
+    assert env.action_space.n == 631 and env.action_masks().shape == (631,)
