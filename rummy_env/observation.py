@@ -166,7 +166,7 @@ def table_for(obs_dim: int) -> tuple[int, str]:
     t = _table_by_size().get(obs_dim)
     if t is None:
         raise ValueError(f"observation size {obs_dim} is not that of a 2-6 player table "
-                         f"({', '.join(f'{k}: {n}' for k, (n, _) in _table_by_size().items())})")
+                         f"({', '.join(f'{size} for {n} players at a {k} table' for size, (n, k) in _table_by_size().items())})")
     return t
 
 
@@ -204,13 +204,16 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 
 class Encoder:
-    """Encodes positions for one player count into float32 vectors.
+    """Encodes positions for one player count and kind of table (``"standard"`` or
+    ``"rum500"``, ``actions.table_kind``; ``Encoder.for_rules(rules)`` picks both) into
+    float32 vectors.
 
-    ``encode(state, seat)`` returns a fresh ``(obs_size(n),)`` float32 array (the
+    ``encode(state, seat)`` returns a fresh ``(obs_size(n, kind),)`` float32 array (the
     caller may keep and change it). The card planes are built as one Python int,
     plane ``i`` at bits ``52*i .. 52*i+51`` (so they lie exactly as in the vector),
     and turned into floats by a single ``np.unpackbits``; the rule scalars come
-    from a per-rules template that every observation starts as a copy of.
+    from a per-rules template that every observation starts as a copy of. ``encode``
+    raises ``ValueError`` for a position whose rules are another kind of table.
     """
 
     def __init__(self, num_players: int, kind: str = "standard") -> None:
