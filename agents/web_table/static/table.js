@@ -112,7 +112,8 @@ function render(v, frame) {
   const st = $("status");
   if (v.hand_over) st.textContent = "The hand is over.";
   else if (v.to_move === "computer") st.textContent = frame && frame.who === "computer" ? `Computer: ${frame.action}` : "The computer is thinking\u2026";
-  else if (v.phase === "draw") st.textContent = "Your turn: draw from the stock or take the upcard.";
+  else if (v.phase === "draw") st.textContent = v.dig ? "Your turn: draw from the stock, or take cards of the discard pile."
+    : "Your turn: draw from the stock or take the upcard.";
   else {
     let t = "Meld, lay off, or discard one card to end your turn.";
     if (v.drawn_from_discard) t += ` (You took ${cardLabel(v.drawn_from_discard)} from the discard pile: you may not discard it this turn.)`;
