@@ -15,6 +15,14 @@ The opponent (``--agent``) is by default the shipped policy exported to ONNX
 ``pretrained``, ``onnx:DIR``, ``ppo:PATH``, and ``search`` where it exists). The
 computer acts on its own observation and action mask only (``env.observe``).
 
+500 Rum (``--rules rum500``, RULES.md §10.4-10.5) is played too: the whole discard pile
+is shown and may be dug (``draw discard 7H``), each seat's meld points are shown, and
+the dug card is named until it is melded or laid off. The shipped policy was trained
+for the classic table (its observation and action count differ), so at a 500 Rum
+table the default opponent is ``heuristic``, and the view and ``/api/config`` say so
+(``agent_note``); an agent named with ``--agent`` that does not fit the table is
+refused with a message naming ``--agent heuristic`` (``fit_opponent``).
+
 Games are held server-side, one per session id. The JSON API (every error is
 ``{"detail": reason}``):
 
@@ -38,7 +46,8 @@ the engine refuses (its message).
 
 Hidden information (RULES.md §1, API.md "Agents"): a view carries the person's own
 hand, the table melds, the upcard, the discard pile's size, the stock's size and the
-opponent's hand size, never the opponent's cards or the stock.
+opponent's hand size, never the opponent's cards or the stock. At a 500 Rum table the
+whole discard pile is face up (§10.4) and is in the view.
 """
 from __future__ import annotations
 
@@ -71,6 +80,7 @@ else:
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_AGENT = "pretrained-onnx"
+FALLBACK_AGENT = "heuristic"  # plays for the default opponent at a table it does not fit
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "web_table" / "static"
 POSITIONS_DIR = HERE / "web_table" / "positions"
@@ -149,13 +159,35 @@ def exported_pretrained(cache_dir: str | os.PathLike | None = None) -> Path:
     return out
 
 
+class Opponent:
+    """``make(seed) -> agent`` for one ``--agent`` name (what ``opponent_factory`` returns).
+
+    Args:
+        spec: the ``rummy_env.agents.make_agent`` name it builds.
+        name: how the page names it.
+        fallback: the agent played instead at a table this one does not fit (its
+            observation or action count is another table's), or ``None``: such a
+            table is refused. Only the default opponent has one (``heuristic``).
+    """
+
+    def __init__(self, spec: str, name: str, fallback: str | None = None) -> None:
+        self.spec, self.name, self.fallback = spec, name, fallback
+
+    def __call__(self, seed: int | None) -> Any:
+        from rummy_env.agents import make_agent
+
+        return make_agent(self.spec, seed=seed)
+
+
 def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | None = None
-                     ) -> tuple[Callable[[int | None], Any], str]:
+                     ) -> tuple[Opponent, str]:
     """``(make(seed) -> agent, description)`` for ``--agent name``.
 
     ``pretrained-onnx`` is the shipped policy exported to ONNX (``exported_pretrained``);
-    any other name goes to ``rummy_env.agents.make_agent``. One agent is built here, so
-    a bad name fails at once.
+    it plays the standard heads-up table it was trained for, and ``heuristic`` plays for
+    it at another kind of table (a 500 Rum table, RULES.md §10.4; see ``fit_opponent``).
+    Any other name goes to ``rummy_env.agents.make_agent`` and must fit the table it is
+    asked to play. One agent is built here, so a bad name fails at once.
 
     Raises:
         ValueError: an unknown agent name (the message lists the allowed ones), a
@@ -172,12 +204,65 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
             make_agent(spec, seed=0)
         except ValueError as e:
             raise ValueError(f"{e}; or start with --agent heuristic") from None
-        return (lambda seed: make_agent(spec, seed=seed)), f"{DEFAULT_AGENT} (the shipped policy)"
+        desc = f"{DEFAULT_AGENT} (the shipped policy)"
+        return Opponent(spec, desc, fallback=FALLBACK_AGENT), desc
     try:
         make_agent(name, seed=0)
     except ValueError as e:
         raise ValueError(f"--agent: {e}; or '{DEFAULT_AGENT}' (the shipped policy exported to ONNX)") from None
-    return (lambda seed: make_agent(name, seed=seed)), name
+    return Opponent(name, name), name
+
+
+def misfit(agent: Any, obs_dim: int, n_actions: int) -> str | None:
+    """Why ``agent`` cannot play a table whose observation has ``obs_dim`` entries and
+    whose action space is ``Discrete(n_actions)``, or ``None`` when it can (or does not
+    say: a scripted agent reads any table). A policy says what it was trained on
+    (``PPOAgent.obs_shape`` / ``n_actions``, ``OnnxAgent.obs_dim`` / ``num_actions``)."""
+    dim = getattr(agent, "obs_dim", None)
+    if dim is None:
+        shape = getattr(agent, "obs_shape", None)
+        dim = shape[0] if isinstance(shape, tuple) and len(shape) == 1 else None
+    acts = getattr(agent, "num_actions", None)
+    if not isinstance(acts, int):
+        acts = getattr(agent, "n_actions", None)
+    if isinstance(dim, int) and dim != obs_dim:
+        return f"its observation has {dim} entries, this table's {obs_dim}"
+    if isinstance(acts, int) and acts != n_actions:
+        return f"it chooses among {acts} actions, this table has {n_actions}"
+    return None
+
+
+def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, rules: Rules,
+                 seed: int | None) -> tuple[Any, str, str | None]:
+    """``(agent, name, note)``: the opponent built for a heads-up table of ``rules``.
+
+    When the agent does not fit the table (``misfit``: another player count or kind of
+    table, e.g. the shipped classic policy at a 500 Rum table, RULES.md §10.4) and
+    ``make_opponent`` has a ``fallback`` (the default opponent), that agent plays
+    instead, and ``note`` says so; else ``note`` is ``None``.
+
+    Raises:
+        ValueError: the agent does not fit and has no fallback (the message names the
+            table, why, and ``--agent heuristic``).
+    """
+    from rummy_env.actions import num_actions, table_kind
+    from rummy_env.agents import make_agent
+    from rummy_env.observation import obs_size
+
+    kind = table_kind(rules)
+    agent = make_opponent(seed)
+    why = misfit(agent, obs_size(rules.num_players, kind), num_actions(kind))
+    if why is None:
+        return agent, agent_name, None
+    table = "a 500 Rum table" if kind == "rum500" else f"a {kind} {rules.num_players}-player table"
+    fallback = getattr(make_opponent, "fallback", None)
+    if fallback is None:
+        raise ValueError(f"the opponent {agent_name!r} cannot play {table} ({why}); start rummy web with "
+                         f"--agent {FALLBACK_AGENT} (or greedy, random, search), or a policy trained for such "
+                         "a table (onnx:DIR, ppo:PATH)")
+    note = (f"{agent_name} was trained for the classic heads-up table and cannot play {table} ({why}); "
+            f"the computer plays '{fallback}' here")
+    return make_agent(fallback, seed=seed), fallback, note
 
 
 # ---------------------------------------------------------------------------- positions
@@ -230,16 +315,30 @@ class TableGame:
         state: a STATE to start from instead of a deal (``reset(options={"state": ...})``).
         title: the practice position's title, if any.
 
+    A STATE whose rules are another kind of table than ``rules`` (a 500 Rum position on
+    a classic server) is played at a table of its own rules. The opponent is fitted to
+    the table (``fit_opponent``): ``agent_name`` and ``agent_note`` say who plays.
+
     Raises:
-        ValueError: rules that are not heads-up or unknown, a bad seat, or a STATE the
-            engine refuses (its message).
+        ValueError: rules that are not heads-up or unknown, a bad seat, a STATE the
+            engine refuses (its message), or an opponent that cannot play the table.
     """
 
     def __init__(self, rules: Any, make_opponent: Callable[[int | None], Any], agent_name: str,
                  seat: int = 0, seed: int | None = None, state: dict | None = None,
                  title: str | None = None) -> None:
         from rummy_env import rummy_v0
+        from rummy_env.actions import table_kind
 
+        if isinstance(state, dict) and state.get("rules") is not None:
+            # a position of another kind of table (a 500 Rum one, RULES.md §10.4) needs an env
+            # of its kind; a position whose rules are refused is left to the engine's message
+            try:
+                own = Rules.make(state["rules"])
+            except (ValueError, TypeError):
+                own = None
+            if own is not None and table_kind(own) != table_kind(Rules.make(rules)):
+                rules = own
         self.env = rummy_v0.raw_env(rules=rules)
         if self.env.rules.num_players != 2:
             raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.env.rules.num_players}")
@@ -252,8 +351,8 @@ class TableGame:
         self.env.reset(seed=self.rng.getrandbits(63), options=options)  # raises ValueError on a bad STATE
         if self.env.rules.num_players != 2:
             raise ValueError("the web table is heads-up: the position must be for 2 players")
-        self.opponent = make_opponent(self.rng.getrandbits(31))
-        self.agent_name = agent_name
+        self.opponent, self.agent_name, self.agent_note = fit_opponent(
+            make_opponent, agent_name, self.env.rules, self.rng.getrandbits(31))
         self.title = title
         self.log: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -296,6 +395,17 @@ class TableGame:
         ``{"who", "action"}``, at most ``MAX_LOG``), ``hand_over``, ``result``
         (``{"outcome", "winner", "rummy", "points": {"you", "computer"}}`` or null),
         ``match_over`` and ``match_winners``. Never another hand or the stock.
+
+        The opponent: ``agent`` (the one playing) and ``agent_note`` (why another agent
+        plays than the one asked for, ``fit_opponent``; else null). At a 500 Rum table
+        (RULES.md §10.4): ``dig`` (true when the whole discard pile is face up and may be
+        dug), ``pile`` (the discard pile, bottom to top; null at other tables),
+        ``meld_points`` (``{"you", "computer"}``: points melded and laid off this hand;
+        null unless ``scoring = "melds"``), ``bound`` (the card the person dug this turn
+        and must still meld or lay off, else null; never the computer's), legal digs
+        with ``kind`` ``"dig"`` and ``cards`` the cards it takes (bottom to top), and a
+        ``result`` with ``melded`` and ``held`` per seat besides ``points`` (melded minus
+        held).
         """
         env = self.env
         sd = env.state_dict()
@@ -306,22 +416,34 @@ class TableGame:
             ids = env.legal_actions()
             texts = [env.action_text(a) for a in ids]
             targets = self._meld_targets(sd, [(a, t) for a, t in zip(ids, texts) if _action_kind(t) == "layoff"])
+            pile = sd["discard"]
             for a, t in zip(ids, texts):
                 kind = _action_kind(t)
                 words = t.split()
                 cards = words[1:] if kind == "meld" else words[1:2] if kind in ("layoff", "discard") else []
+                if kind == "draw" and len(words) == 3:  # a dig (RULES.md §10.4): that card and all above it
+                    kind = "dig"
+                    depth = len(pile) - 1 - pile[::-1].index(words[2])  # its topmost copy
+                    cards = list(pile[depth:])
                 legal.append({"action": t, "id": int(a), "kind": kind, "cards": cards, "meld": targets.get(a)})
         melds = [{"cards": list(m), "kind": "set" if len({c[0] for c in m}) == 1 else "run"} for m in sd["melds"]]
+        rules = env.rules
+        dig, melds_scoring = rules.draw == "dig", rules.scoring == "melds"
         result = None
         if hand_over:
             r = sd["result"]
             result = {"outcome": r["outcome"], "winner": self._who(r["winner"]), "rummy": bool(r["rummy"]),
                       "points": {"you": r["points"][me], "computer": r["points"][other]}}
+            if melds_scoring:  # every seat: what it melded and laid off minus what it holds (§10.4)
+                mp = sd["meld_points"]
+                result["melded"] = {"you": mp[me], "computer": mp[other]}
+                result["held"] = {"you": mp[me] - r["points"][me], "computer": mp[other] - r["points"][other]}
         winners = sd.get("match_winners")
-        rules = env.rules
+        mine_to_move = not hand_over and sd["current_player"] == me
         return {
             "seat": me,
             "agent": self.agent_name,
+            "agent_note": self.agent_note,
             "rules": sd["rules"],
             "target": rules.target,
             "cards_dealt": rules.cards_dealt,
@@ -334,6 +456,11 @@ class TableGame:
             "melds": melds,
             "upcard": sd["discard"][-1] if sd["discard"] else None,
             "discard_size": len(sd["discard"]),
+            "dig": dig,
+            "pile": list(sd["discard"]) if dig else None,
+            "meld_points": {"you": sd["meld_points"][me], "computer": sd["meld_points"][other]}
+            if melds_scoring else None,
+            "bound": sd.get("bound") if mine_to_move else None,
             "stock_size": len(sd["stock"]),
             "opponent_hand_size": len(sd["hands"][other]),
             "scores": {"you": sd["scores"][me], "computer": sd["scores"][other]},
@@ -450,7 +577,8 @@ class WebTable:
         positions: the practice positions (``load_positions``).
 
     Raises:
-        ValueError: rules that are unknown or not heads-up.
+        ValueError: rules that are unknown or not heads-up, or an opponent that cannot
+            play them and has no fallback (``fit_opponent``).
     """
 
     def __init__(self, make_opponent: Callable[[int | None], Any], agent_name: str, rules: Any = "classic",
@@ -460,6 +588,8 @@ class WebTable:
             raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.rules.num_players}")
         self.make_opponent = make_opponent
         self.agent_name = agent_name
+        # the opponent at the default table: one that does not fit it fails here (fit_opponent)
+        _, self.table_agent, self.agent_note = fit_opponent(make_opponent, agent_name, self.rules, 0)
         self.seed = seed
         self.matches = 0
         self.positions = load_positions() if positions is None else positions
@@ -467,8 +597,11 @@ class WebTable:
         self.lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
-
-        return {"agent": self.agent_name, "rules": self.rules.to_json(), "presets": list(PRESETS),
+        """``{"agent", "agent_note", "rules", "presets", "positions"}``: ``agent`` the
+        opponent at the default rules' table (``heuristic`` for the default opponent at a
+        500 Rum table, with ``agent_note`` saying why; else ``agent_note`` is null)."""
+        return {"agent": self.table_agent, "agent_note": self.agent_note, "rules": self.rules.to_json(),
+                "presets": list(PRESETS),
                 "positions": [{"name": k, "title": v["title"], "teaches": v["teaches"]}
                               for k, v in self.positions.items()]}
 
@@ -646,10 +779,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", default=DEFAULT_AGENT, metavar="NAME",
                         help=f"the opponent: '{DEFAULT_AGENT}' (default: the shipped policy, exported to ONNX on "
                              "first use; needs torch and onnx once), or a make_agent name: heuristic, greedy, "
-                             "random, pretrained, search, onnx:DIR, ppo:PATH")
+                             "random, pretrained, search, onnx:DIR, ppo:PATH; the shipped policy plays the "
+                             "classic table only, heuristic plays for it at a 500 Rum table (--rules rum500)")
     parser.add_argument("--rules", default="classic", metavar="RULES",
                         help="the rules of a new match: a preset name (classic, turnover, deadwood, stalemate, "
-                             "practice) or a JSON object such as '{\"preset\": \"classic\", \"hand_size\": 7}'; "
+                             "practice, rum500, ...) or a JSON object such as '{\"preset\": \"classic\", \"hand_size\": 7}'; "
                              "heads-up only")
     parser.add_argument("--seed", type=int, default=None, metavar="S",
                         help="seeds the deals and the opponent (match k uses S + k); default: random")
@@ -685,7 +819,9 @@ def main(args: argparse.Namespace) -> int:
         sock.close()
         raise ValueError(f"cannot listen on {HOST}:{args.port} ({e}); choose another --port") from None
     port = sock.getsockname()[1]
-    print(f"rummy web: the practice table is on http://{HOST}:{port}/ (opponent: {agent_name}); Ctrl-C stops it",
-          file=sys.stderr, flush=True)
+    print(f"rummy web: the practice table is on http://{HOST}:{port}/ (opponent: {table.table_agent}); "
+          "Ctrl-C stops it", file=sys.stderr, flush=True)
+    if table.agent_note:
+        print(f"rummy web: {table.agent_note}", file=sys.stderr, flush=True)
     server.run(sockets=[sock])
     return 0

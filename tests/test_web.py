@@ -542,3 +542,247 @@ def test_default_opponent_is_the_shipped_policy_exported_once(tmp_path):
     expect = make_agent("pretrained").act(ob["observation"], ob["action_mask"])
     frames = game.move({"action_id": d["id"]})
     assert frames[1]["who"] == "computer" and frames[1]["action"] == shadow.action_text(expect)
+
+
+# ---------------------------------------------------------------------------- 500 Rum (issue 15)
+
+ALL_CARDS = [r + s for s in "CDHS" for r in "A23456789TJQK"]
+# 5H 6H wait for the 7H; nothing else in the hand melds with 7H, KC, 2D or 8C
+HAND_DIG = ["5H", "6H", "9C", "JD", "2S", "4C", "8D", "TS", "QH", "3S", "6C", "AD", "9S"]
+OTHER_DIG = ["KD", "QD", "8S", "4S", "TC", "3H", "AC", "5D", "7D", "JC", "KS", "9H", "2H"]
+
+
+def rum500_state(hands, discard, melds=(), rules="rum500", **fields):
+    """A 500 Rum STATE: the given hands, discard pile (bottom first) and melds, every
+    other card in the stock in card order, seat 0 to draw."""
+    used = {c for h in hands for c in h} | set(discard) | {c for m in melds for c in m}
+    d = {"rules": rules, "hands": [list(h) for h in hands], "stock": [c for c in ALL_CARDS if c not in used],
+         "discard": list(discard), "melds": [list(m) for m in melds], "current_player": 0, "phase": "draw"}
+    d.update(fields)
+    return d
+
+
+class DigFirst:
+    """An opponent that digs the discard pile whenever its mask allows (the first legal
+    dig id, RULES.md §10.4), and otherwise plays as the heuristic does."""
+
+    def __init__(self):
+        from rummy_env.agents import make_agent
+
+        self.base = make_agent("heuristic", seed=0)
+        self.digs = 0
+
+    def act(self, observation, action_mask):
+        import numpy as np
+
+        from rummy_env.actions import DIG_BASE
+
+        digs = np.flatnonzero(action_mask[DIG_BASE:])
+        if len(digs):
+            self.digs += 1
+            return DIG_BASE + int(digs[0])
+        return self.base.act(observation, action_mask)
+
+
+def test_rum500_dig_through_the_api(client, table):
+    """The pile QC 8C 7H KC 2D (bottom to top) at a classic server: the position plays at
+    a 500 Rum table. The 7H can be dug (5H 6H 7H), the 8C and KC cannot (nothing melds
+    them). The dig takes 7H KC 2D and binds the 7H: no discard until 5H 6H 7H is melded
+    (18 points: 5 + 6 + 7), then KC and 2D are free to discard (RULES.md §10.4)."""
+    state = rum500_state([HAND_DIG, OTHER_DIG], ["QC", "8C", "7H", "KC", "2D"])
+    r = client.post("/api/position", json={"state": state})
+    assert r.status_code == 200, r.text
+    sid, v = r.json()["session"], r.json()["view"]
+    assert v["rules"] == "rum500" and v["target"] == 500 and v["dig"] is True
+    assert v["pile"] == ["QC", "8C", "7H", "KC", "2D"] and v["upcard"] == "2D" and v["discard_size"] == 5
+    assert v["meld_points"] == {"you": 0, "computer": 0} and v["bound"] is None and v["agent_note"] is None
+    assert v["legal"] == [
+        {"action": "draw stock", "id": 0, "kind": "draw", "cards": [], "meld": None},
+        {"action": "draw discard", "id": 1, "kind": "draw", "cards": [], "meld": None},
+        {"action": "draw discard 7H", "id": 579 + 13 * 2 + 6, "kind": "dig", "cards": ["7H", "KC", "2D"],
+         "meld": None},
+    ]
+    assert_no_hidden(r.text, hidden_cards(server_state(table, sid)))
+    # a dig whose deepest card cannot be melded: refused with the engine's reason, nothing changes
+    before = server_state(table, sid)
+    for bad in ("draw discard 8C", "draw discard KC"):
+        r = move(client, sid, bad)
+        assert r.status_code == 409 and "could not be melded or laid off" in r.json()["detail"], r.text
+        assert server_state(table, sid) == before
+    # the dig, by its action text
+    ans = move(client, sid, "draw discard 7H").json()
+    assert [(f["who"], f["action"]) for f in ans["frames"]] == [("you", "draw discard 7H")]
+    v = ans["view"]
+    assert v["pile"] == ["QC", "8C"] and v["upcard"] == "8C" and v["discard_size"] == 2
+    assert v["bound"] == "7H" and len(v["hand"]) == 16 and {"7H", "KC", "2D"} <= set(v["hand"])
+    assert v["drawn_from_discard"] is None
+    # while the 7H is in hand: no discard is offered, the one meld that plays it is
+    assert [a["action"] for a in v["legal"]] == ["meld 5H 6H 7H"]
+    assert not [a for a in v["legal"] if a["kind"] == "discard"]
+    before = server_state(table, sid)
+    for bad in ("discard 2D", "discard 9C", "discard 7H"):
+        r = move(client, sid, bad)
+        assert r.status_code == 409, (bad, r.text)
+        assert server_state(table, sid) == before
+    v = move(client, sid, "meld 5H 6H 7H").json()["view"]
+    assert v["bound"] is None and v["meld_points"] == {"you": 18, "computer": 0}
+    assert {"discard KC", "discard 2D"} <= {a["action"] for a in v["legal"] if a["kind"] == "discard"}
+    r = move(client, sid, "discard 2D")
+    assert r.status_code == 200
+    frames = r.json()["frames"]
+    assert frames[0]["view"]["pile"] == ["QC", "8C", "2D"] and frames[0]["view"]["to_move"] == "computer"
+    assert frames[1]["who"] == "computer"
+    sd = server_state(table, sid)
+    assert r.json()["view"]["pile"] == sd["discard"]
+    assert r.json()["view"]["opponent_hand_size"] == len(sd["hands"][1])
+    assert_no_hidden(r.text, hidden_cards(sd) & hidden_cards(before))
+
+
+def test_rum500_the_computer_digs_and_its_bound_card_is_not_in_the_view(table):
+    """After you dig 7H KC 2D, meld 5H 6H 7H and discard 2D, the pile is QC 8C 2D; the
+    computer (TC JC in hand) digs the QC, taking QC 8C 2D, and must meld TC JC QC. Its
+    bound card is never in the view (only the person's own), and the cards it took are
+    the only ones of its hand the answers name."""
+    opp = DigFirst()
+    t = WebTable(lambda seed: opp, "dig-first", rules="classic", seed=5)
+    with TestClient(create_app(t)) as c:
+        r = c.post("/api/position", json={"state": rum500_state([HAND_DIG, OTHER_DIG], ["QC", "8C", "7H", "KC", "2D"])})
+        sid = r.json()["session"]
+        for a in ("draw discard 7H", "meld 5H 6H 7H"):
+            assert move(c, sid, a).status_code == 200
+        start = server_state(t, sid)
+        r = move(c, sid, "discard 2D")
+        assert r.status_code == 200, r.text
+        frames = r.json()["frames"]
+        comp = [f["action"] for f in frames if f["who"] == "computer"]
+        assert comp[0] == "draw discard QC" and opp.digs == 1
+        assert "meld TC JC QC" in comp and comp[-1].startswith("discard ")
+        dug = frames[1]["view"]
+        assert dug["pile"] == [] and dug["to_move"] == "computer" and dug["bound"] is None
+        assert dug["opponent_hand_size"] == 13 + 3 and dug["legal"] == []
+        after = frames[comp.index("meld TC JC QC") + 1]["view"]
+        assert after["meld_points"] == {"you": 18, "computer": 30}  # 10 + 10 + 10
+        assert all(f["view"]["bound"] is None for f in frames)
+        sd = server_state(t, sid)
+        assert {"QC", "8C"} <= set(sd["known_cards"][1]) | {c for m in sd["melds"] for c in m}
+        assert_no_hidden(r.text, hidden_cards(start) & hidden_cards(sd))
+
+
+def test_rum500_hand_end_shows_every_seats_points(client, table):
+    """3-card hands ({"preset": "rum500", "hand_size": 3}): you hold 5H 6H 9C, the pile is
+    8C 7H; the computer has melded AC 2C 3C (6 points) and holds KD QD JS (30). Take the
+    7H, meld 5H 6H 7H, discard 9C: out. You score 18 - 0 = 18, the computer 6 - 30 = -24
+    (RULES.md §10.4: every seat, melded minus held; totals may go negative)."""
+    state = rum500_state([["5H", "6H", "9C"], ["KD", "QD", "JS"]], ["8C", "7H"], melds=[["AC", "2C", "3C"]],
+                         rules={"preset": "rum500", "hand_size": 3}, meld_points=[0, 6],
+                         has_melded=[False, True])
+    r = client.post("/api/position", json={"state": state})
+    assert r.status_code == 200, r.text
+    sid = r.json()["session"]
+    v = move(client, sid, "draw discard").json()["view"]
+    assert v["drawn_from_discard"] == "7H" and v["bound"] is None  # the top card alone is the plain draw
+    assert move(client, sid, "meld 5H 6H 7H").json()["view"]["meld_points"] == {"you": 18, "computer": 6}
+    ans = move(client, sid, "discard 9C").json()
+    v = ans["view"]
+    assert v["hand_over"] and v["legal"] == [] and v["bound"] is None
+    assert v["result"] == {"outcome": "out", "winner": "you", "rummy": False,
+                           "points": {"you": 18, "computer": -24},
+                           "melded": {"you": 18, "computer": 6}, "held": {"you": 0, "computer": 30}}
+    assert v["scores"] == {"you": 18, "computer": -24} and not v["match_over"]
+    # the computer's held points are told, its cards are not
+    assert_no_hidden(json.dumps(ans), {"KD", "QD", "JS"} | set(server_state(table, sid)["stock"]))
+    nxt = client.post(f"/api/game/{sid}/next").json()["view"]
+    assert nxt["hand_number"] == 2 and nxt["meld_points"] == {"you": 0, "computer": 0}
+    assert nxt["scores"] == {"you": 18, "computer": -24} and len(nxt["pile"]) >= 1
+
+
+def test_rum500_new_match_and_a_whole_hand_without_hidden_cards(client, table):
+    r = client.post("/api/new", json={"rules": "rum500", "seed": 4})
+    assert r.status_code == 200, r.text
+    v = r.json()["view"]
+    assert v["rules"] == "rum500" and len(v["hand"]) == 13 and v["dig"] and v["pile"] == [v["upcard"]]
+    sid = r.json()["session"]
+    answers = play_hand(client, table, sid, {"text": r.text, "json": r.json()})
+    sd = server_state(table, sid)
+    last = answers[-1]["json"]["view"]
+    assert sd["hand_over"] and last["pile"] == sd["discard"]
+    res = last["result"]
+    for who in ("you", "computer"):
+        assert res["points"][who] == res["melded"][who] - res["held"][who]
+    seat_you = last["seat"]
+    assert res["held"]["you"] == points(sd["hands"][seat_you])
+    assert res["held"]["computer"] == points(sd["hands"][1 - seat_you])
+    assert [res["melded"]["you"], res["melded"]["computer"]] == sd["meld_points"]
+
+
+class MisfitPolicy:
+    """Stands in for the shipped classic policy: an observation of 548 and 579 actions."""
+    obs_dim, num_actions = 548, 579
+
+    def act(self, observation, action_mask):
+        raise AssertionError("a policy of another table must never be asked to act")
+
+
+class MisfitMaker:
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    def __call__(self, seed):
+        return MisfitPolicy()
+
+
+def test_rum500_default_opponent_falls_back_to_heuristic_with_a_note():
+    t = WebTable(MisfitMaker("heuristic"), "pretrained-onnx (the shipped policy)", rules="rum500", seed=2)
+    with TestClient(create_app(t)) as c:
+        cfg = c.get("/api/config").json()
+        assert cfg["agent"] == "heuristic" and cfg["rules"] == "rum500" and "rum500" in cfg["presets"]
+        assert "cannot play a 500 Rum table" in cfg["agent_note"] and "'heuristic'" in cfg["agent_note"]
+        r = c.post("/api/new", json={})
+        assert r.status_code == 200, r.text
+        v = r.json()["view"]
+        assert v["agent"] == "heuristic" and "500 Rum" in v["agent_note"]
+        move(c, r.json()["session"], "draw stock")
+        d = next(a for a in c.get(f"/api/game/{r.json()['session']}").json()["view"]["legal"] if a["kind"] == "discard")
+        ans = move(c, r.json()["session"], d["action"]).json()
+        assert [f["who"] for f in ans["frames"]][:2] == ["you", "computer"]  # the heuristic played
+    # a policy that does fit (a classic table) plays itself: no note
+    t2 = WebTable(MisfitMaker("heuristic"), "shipped", rules="classic")
+    assert t2.config()["agent"] == "shipped" and t2.config()["agent_note"] is None
+
+
+def test_rum500_an_agent_that_does_not_fit_is_refused_clearly():
+    with pytest.raises(ValueError, match=r"cannot play a 500 Rum table \(its observation has 548 entries, "
+                                         r"this table's 656\).*--agent heuristic"):
+        WebTable(MisfitMaker(None), "onnx:/x", rules="rum500")
+    t = WebTable(MisfitMaker(None), "onnx:/x", rules="classic")
+    with TestClient(create_app(t)) as c:
+        n = len(t.sessions)
+        for r in (c.post("/api/new", json={"rules": "rum500"}),
+                  c.post("/api/position", json={"state": rum500_state([HAND_DIG, OTHER_DIG], ["8C", "7H"])})):
+            assert r.status_code == 422 and "--agent heuristic" in r.json()["detail"], r.text
+        assert len(t.sessions) == n
+
+
+def test_rum500_cli_refuses_a_classic_policy_and_names_heuristic():
+    pytest.importorskip("torch")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, "-m", "rummy_env.cli", "web", "--port", "0", "--agent", "pretrained",
+                        "--rules", "rum500"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "cannot play a 500 Rum table" in r.stderr and "--agent heuristic" in r.stderr, r.stderr
+
+
+def test_rum500_shipped_policy_falls_back_to_heuristic(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    make, name = opponent_factory("pretrained-onnx", cache_dir=tmp_path / "cache")
+    t = WebTable(make, name, rules="rum500", seed=1)
+    cfg = t.config()
+    assert cfg["agent"] == "heuristic"
+    assert cfg["agent_note"].startswith("pretrained-onnx (the shipped policy) was trained for the classic heads-up "
+                                        "table and cannot play a 500 Rum table")
+    v = t.new_match({})["view"]
+    assert v["agent"] == "heuristic" and v["agent_note"] == cfg["agent_note"]
+    v = t.new_match({"rules": "classic"})["view"]  # the same server: the shipped policy plays a classic match
+    assert v["agent"] == name and v["agent_note"] is None

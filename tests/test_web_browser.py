@@ -199,3 +199,63 @@ def test_bad_position_text_is_refused_on_the_page(server, browser):
         assert page.evaluate("session") != sid and page.inner_text("#message") == ""
     finally:
         page.close()
+
+
+def test_dig_the_500_rum_pile_by_clicking(server, browser):
+    """A 500 Rum position (RULES.md §10.4) pasted into the page: the whole pile is spread
+    bottom to top, a pile card that cannot be dug is refused with the engine's reason,
+    clicking the 7H digs 7H KC 2D, the page says the 7H must be melded or laid off, and
+    after 5H 6H 7H the meld points read 18 (5 + 6 + 7)."""
+    hand = ["5H", "6H", "9C", "JD", "2S", "4C", "8D", "TS", "QH", "3S", "6C", "AD", "9S"]
+    other = ["KD", "QD", "8S", "4S", "TC", "3H", "AC", "5D", "7D", "JC", "KS", "9H", "2H"]
+    pile = ["QC", "8C", "7H", "KC", "2D"]
+    used = set(hand) | set(other) | set(pile)
+    state = {"rules": "rum500", "hands": [hand, other], "discard": pile, "melds": [],
+             "stock": [r + s for s in "CDHS" for r in "A23456789TJQK" if r + s not in used],
+             "current_player": 0, "phase": "draw"}
+    table = server["table"]
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(TIMEOUT)
+    try:
+        page.goto(server["url"] + "/?delay=0")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.is_hidden("#pile-area") and page.is_visible("#upcard") and page.is_hidden("#meld-points")
+        page.click("summary")
+        page.fill("#state-text", json.dumps(state))
+        page.click("#load-state-btn")
+        page.wait_for_selector("#pile-area:not([hidden])")
+        sid = page.evaluate("session")
+        assert page.eval_on_selector_all("#pile .card", "els => els.map(e => e.dataset.card)") == pile
+        assert page.is_hidden("#upcard") and page.is_visible("#meld-points")
+        assert page.inner_text("#mp-you") == "0" and page.inner_text("#mp-computer") == "0"
+        legal = page.eval_on_selector_all("#pile .card.legal", "els => els.map(e => e.dataset.card)")
+        assert legal == ["7H", "2D"]  # the dig and the plain draw of the top card
+        # a card that cannot be dug: refused with the engine's reason, nothing changes
+        before = table.game(sid).env.state_dict()
+        page.click("#pile .card[data-card='8C']")
+        page.wait_for_selector("#message.error")
+        assert "could not be melded or laid off" in page.inner_text("#message")
+        assert table.game(sid).env.state_dict() == before
+        # the dig
+        page.click("#pile .card[data-card='7H']")
+        page.wait_for_function("document.querySelectorAll('#hand .card').length === 16")
+        assert page.eval_on_selector_all("#pile .card", "els => els.map(e => e.dataset.card)") == ["QC", "8C"]
+        assert page.is_visible("#bound-note")
+        assert "You dug 7\u2665 from the discard pile: meld it or lay it off this turn" in page.inner_text("#bound-note")
+        assert [b for b in page.eval_on_selector_all("#legal button", "els => els.map(e => e.dataset.action)")] \
+            == ["meld 5H 6H 7H"]
+        for c in ("5H", "6H", "7H"):
+            page.click(f"#hand .card[data-card='{c}']")
+        page.click("#meld-btn")
+        page.wait_for_function("document.getElementById('mp-you').textContent === '18'")
+        assert page.is_hidden("#bound-note") and page.inner_text("#message") == ""
+        assert table.game(sid).env.state_dict()["meld_points"] == [18, 0]
+        # back to a standard table: the upcard is shown again, the pile and meld points are not
+        page.click("#positions button[data-name='lay_off']")
+        page.wait_for_function("document.getElementById('title').textContent.includes('Lay off')")
+        assert page.is_hidden("#pile-area") and page.is_visible("#upcard") and page.is_hidden("#meld-points")
+        assert not errors, errors
+    finally:
+        page.close()

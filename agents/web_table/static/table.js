@@ -59,6 +59,11 @@ function render(v, frame) {
   $("title").textContent = v.title ? `Practice: ${v.title}.` : "";
   $("handinfo").textContent = `Hand ${v.hand_number}, turn ${v.turn}.`;
   $("opponent-name").textContent = `Opponent: ${v.agent}.`;
+  $("agent-note").hidden = !v.agent_note;
+  $("agent-note").textContent = v.agent_note ? `Note: ${v.agent_note}.` : "";
+  const mp = v.meld_points;  // 500 Rum: points melded and laid off this hand
+  $("meld-points").hidden = !mp;
+  if (mp) { $("mp-you").textContent = mp.you; $("mp-computer").textContent = mp.computer; }
 
   $("opp-count").textContent = v.opponent_hand_size;
   const opp = $("opp-cards");
@@ -78,6 +83,7 @@ function render(v, frame) {
   } else up.classList.add("empty");
   up.classList.toggle("legal", isLegal("draw discard"));
   $("discard-count").textContent = v.discard_size ? `(pile ${v.discard_size})` : "";
+  renderPile(v);
 
   const melds = $("melds");
   melds.replaceChildren();
@@ -106,12 +112,17 @@ function render(v, frame) {
   const st = $("status");
   if (v.hand_over) st.textContent = "The hand is over.";
   else if (v.to_move === "computer") st.textContent = frame && frame.who === "computer" ? `Computer: ${frame.action}` : "The computer is thinking\u2026";
-  else if (v.phase === "draw") st.textContent = "Your turn: draw from the stock or take the upcard.";
+  else if (v.phase === "draw") st.textContent = v.dig ? "Your turn: draw from the stock, or take cards of the discard pile."
+    : "Your turn: draw from the stock or take the upcard.";
   else {
     let t = "Meld, lay off, or discard one card to end your turn.";
     if (v.drawn_from_discard) t += ` (You took ${cardLabel(v.drawn_from_discard)} from the discard pile: you may not discard it this turn.)`;
     st.textContent = t;
   }
+  const bound = $("bound-note");
+  bound.hidden = !v.bound;
+  bound.textContent = v.bound ? `You dug ${cardLabel(v.bound)} from the discard pile: meld it or lay it off this turn `
+    + "(no discard until it is on the table)." : "";
 
   const log = $("log");
   log.replaceChildren();
@@ -144,10 +155,49 @@ function render(v, frame) {
   updateButtons();
 }
 
+// 500 Rum (draw "dig"): the whole discard pile, bottom to top; a click digs that card
+// with every card above it (the top card alone is the plain draw).
+function renderPile(v) {
+  const dig = Boolean(v.dig && v.pile);
+  $("pile-area").hidden = !dig;
+  $("upcard-area").hidden = dig;
+  $("dig-hint").hidden = !dig;
+  const pile = $("pile");
+  pile.replaceChildren();
+  if (!dig) return;
+  $("pile-count").textContent = v.pile.length;
+  v.pile.forEach((c, i) => {
+    const top = i === v.pile.length - 1;
+    const action = top ? "draw discard" : `draw discard ${c}`;
+    const b = cardEl(c, "button");
+    b.dataset.depth = v.pile.length - 1 - i;  // cards above it
+    b.title = top ? `take the upcard ${c}` : `dig: take ${c} and the ${v.pile.length - 1 - i} card(s) above it`;
+    b.classList.toggle("legal", isLegal(action));
+    b.addEventListener("click", () => onPileClick(c, top));
+    pile.appendChild(b);
+  });
+  if (!v.pile.length) pile.textContent = "(empty)";
+}
+
+function onPileClick(c, top) {
+  // a card that may not be dug now is asked for anyway, so the engine says why (nothing changes)
+  return send(top ? "draw discard" : `draw discard ${c}`);
+}
+
+function meldsResultText(v) {
+  const r = v.result;
+  let t = r.outcome === "out" ? (r.winner === "you" ? "You went out." : "The computer went out.")
+    : r.outcome === "dry" ? "The stock ran out: the hand ends." : `The hand ends (${r.outcome}).`;
+  const seat = (who, name) => `${name} melded ${r.melded[who]} and held ${r.held[who]}: ${r.points[who]} point${Math.abs(r.points[who]) === 1 ? "" : "s"}`;
+  t += ` This hand: ${seat("you", "you")}; ${seat("computer", "the computer")}.`;
+  return t;
+}
+
 function resultText(v) {
   const r = v.result;
   let t;
-  if (r.outcome === "out") {
+  if (r.melded) t = meldsResultText(v);  // 500 Rum: every seat scores its melds minus its hand
+  else if (r.outcome === "out") {
     const who = r.winner === "you" ? "You went out" : "The computer went out";
     const pts = r.points[r.winner];
     t = `${who}${r.rummy ? " (rummy!)" : ""}: ${r.winner === "you" ? "you score" : "it scores"} ${pts} point${pts === 1 ? "" : "s"}.`;
