@@ -251,11 +251,10 @@ class Encoder:
         self._max_turns = rules.max_turns
         self._max_recycles = rules.max_recycles
 
-    def encode(self, state: GameState, seat: int) -> np.ndarray:
-        """The observation of ``seat`` in ``state`` (never reads hidden cards or the stock order)."""
-        rules = state.rules
-        if rules is not self._rules:
-            self._set_rules(rules)
+    def _position(self, state: GameState, seat: int) -> tuple[int, list[float]]:
+        """The parts of ``seat``'s observation that change with the position: the card
+        planes as one int (plane ``i`` at bits ``52*i ..``) and the scalars from
+        ``is_mover`` to the last ``oppK_score`` (the current rules must be set)."""
         bit = _BIT
         disc = state.discard
         if disc:
@@ -276,11 +275,6 @@ class Encoder:
         for q in order:
             planes |= known[q] << sh | dby[q] << (sh + 52)
             sh += 104
-        out = self._template.copy()
-        out[: self.card_len] = np.unpackbits(
-            np.frombuffer(planes.to_bytes(self.card_bytes, "little"), dtype=np.uint8),
-            count=self.card_len, bitorder="little",
-        )
         mr = self._max_recycles
         play = state.phase == PLAY
         hands, has_melded, scores = state.hands, state.has_melded, state.scores
@@ -296,17 +290,92 @@ class Encoder:
         ]
         for q in order:
             sc += (hands[q].bit_count() / HAND_SCALE, 1.0 if has_melded[q] else 0.0, scores[q] / SCORE_SCALE)
+        return planes, sc
+
+    def _rum500_into(self, row: np.ndarray, state: GameState, seat: int) -> None:
+        """The 500 Rum pieces (``_RUM500_PIECES``) of ``seat``'s observation written into
+        ``row``, whose 500 Rum entries hold zeros and the rule flags (RULES.md §10.4)."""
+        o = self.rum_off
+        for depth, c in enumerate(reversed(state.discard), start=1):
+            row[o + c] = depth / STOCK_SCALE
+        if state.bound >= 0:
+            row[o + 52 + state.bound] = 1.0
+        mp = state.meld_points
+        row[o + 104] = mp[seat] / SCORE_SCALE
+        for k, q in enumerate(self.order[seat]):
+            row[o + 105 + k] = mp[q] / SCORE_SCALE
+
+    def _rules_tail(self, rules: Rules) -> np.ndarray:
+        """Everything after the position's scalars for ``rules``: the rule scalars (and at a
+        500 Rum table zeros for its position pieces, then its rule flags)."""
+        if rules is not self._rules:
+            self._set_rules(rules)
+        return self._template[self.rule_off:]
+
+    def encode(self, state: GameState, seat: int) -> np.ndarray:
+        """The observation of ``seat`` in ``state`` (never reads hidden cards or the stock order)."""
+        rules = state.rules
+        if rules is not self._rules:
+            self._set_rules(rules)
+        planes, sc = self._position(state, seat)
+        out = self._template.copy()
+        out[: self.card_len] = np.unpackbits(
+            np.frombuffer(planes.to_bytes(self.card_bytes, "little"), dtype=np.uint8),
+            count=self.card_len, bitorder="little",
+        )
         out[self.card_len: self.rule_off] = sc
         if self.kind == "rum500":
-            o = self.rum_off
-            for depth, c in enumerate(reversed(disc), start=1):
-                out[o + c] = depth / STOCK_SCALE
-            if state.bound >= 0:
-                out[o + 52 + state.bound] = 1.0
-            mp = state.meld_points
-            out[o + 104] = mp[seat] / SCORE_SCALE
-            for k, q in enumerate(order):
-                out[o + 105 + k] = mp[q] / SCORE_SCALE
+            self._rum500_into(out, state, seat)
+        return out
+
+    def encode_into(self, state: GameState, seat: int, out: np.ndarray) -> np.ndarray:
+        """``encode(state, seat)`` written into ``out`` (float32 ``(obs_size(n, kind),)``, e.g.
+        one row of a preallocated batch) instead of a fresh array; every entry is
+        overwritten, byte for byte what ``encode`` returns. Returns ``out``."""
+        self.encode_many([state], [seat], out[None])
+        return out
+
+    def encode_many(self, states, seats, out: np.ndarray) -> np.ndarray:
+        """The observations of ``seats[i]`` in ``states[i]`` written into the rows of ``out``
+        (float32 C-contiguous ``[>= len(states), obs_size(n, kind)]``; row ``i`` becomes
+        byte for byte ``encode(states[i], seats[i])``, rows past ``len(states)`` are left
+        as they are). One ``np.unpackbits`` and one scalar assignment for the whole batch,
+        so a batch of games costs a few numpy calls instead of a few per game: what the
+        batched training env (``rummy_env.train.vec_env``) uses. Returns ``out``.
+
+        Raises:
+            ValueError: ``out`` has the wrong dtype, width or too few rows, or a
+                position's rules are another kind of table.
+        """
+        k = len(states)
+        if out.dtype != np.float32 or out.ndim != 2 or out.shape[1] != self.size or out.shape[0] < k:
+            raise ValueError(f"out must be float32 [>= {k}, {self.size}], got {out.dtype} {out.shape}")
+        if k == 0:
+            return out
+        cb = self.card_bytes
+        raw = bytearray()
+        scal = []
+        rule_rows = None  # (row, rules) when the states do not all share one Rules
+        first = states[0].rules
+        for i, (state, seat) in enumerate(zip(states, seats)):
+            rules = state.rules
+            if rules is not self._rules:
+                self._set_rules(rules)
+            if rules is not first:
+                rule_rows = rule_rows or []
+                rule_rows.append((i, rules))
+            planes, sc = self._position(state, seat)
+            raw += planes.to_bytes(cb, "little")
+            scal.append(sc)
+        out[:k, : self.card_len] = np.unpackbits(
+            np.frombuffer(bytes(raw), dtype=np.uint8).reshape(k, cb), axis=1, count=self.card_len, bitorder="little")
+        out[:k, self.card_len: self.rule_off] = scal
+        out[:k, self.rule_off:] = self._rules_tail(first)
+        for i, rules in rule_rows or ():
+            out[i, self.rule_off:] = self._rules_tail(rules)
+        if self.kind == "rum500":
+            for i in range(k):
+                self._rum500_into(out[i], states[i], seats[i])
         return out
 
 
@@ -336,6 +405,29 @@ def action_mask(legal, dtype=np.int8, out: np.ndarray | None = None, size: int =
     else:
         mask[legal] = 1
     return mask
+
+
+def action_mask_into(legal, out: np.ndarray) -> np.ndarray:
+    """``action_mask(legal)`` written into ``out`` (a ``(num_actions,)`` row of any
+    dtype, e.g. one row of a preallocated int8 batch): zeroed, then 1 at every id of
+    ``legal``. Returns ``out``."""
+    out[:] = 0
+    return action_mask(legal, out=out)
+
+
+def action_masks_into(legals, out: np.ndarray) -> np.ndarray:
+    """The masks of many legal lists written into the rows of ``out`` (``[>= len(legals),
+    num_actions]``, any dtype; row ``i`` becomes ``action_mask(legals[i])``, rows past
+    ``len(legals)`` are left as they are) with one zeroing and one scatter for the
+    batch. Returns ``out``."""
+    k = len(legals)
+    out[:k] = 0
+    lens = [len(x) for x in legals]
+    if sum(lens):
+        rows = np.repeat(np.arange(k), lens)
+        cols = np.fromiter((a for x in legals for a in x), dtype=np.intp, count=sum(lens))
+        out[rows, cols] = 1
+    return out
 
 
 # ---------------------------------------------------------------- decoding (what agents read)
@@ -592,6 +684,7 @@ class RandomAgent(SeededAgent):
 
 __all__ = [
     "layout", "obs_size", "offsets", "players_for", "table_for", "num_card_planes", "Encoder", "rule_features",
-    "decode_cards", "action_mask", "PlayerView", "SeededAgent", "RandomAgent", "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
+    "decode_cards", "action_mask", "action_mask_into", "action_masks_into", "PlayerView", "SeededAgent", "RandomAgent",
+    "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
     "SCORE_SCALE", "HAND_SCALE", "MULTIPLIER_SCALE", "ACES_ORDER", "MIN_PLAYERS", "MAX_PLAYERS",
 ]

@@ -12,6 +12,9 @@ for a fixed number of learner timesteps and reports:
   SB3 buffers);
 - the opponents' decisions and their CPU time (summed over workers).
 
+``--snapshots`` trains as a real run does (snapshots of the policy in the opponent pool
+from step 0, evaluations off): the throughput of a real run, unprofiled.
+
 ``--profile`` instead runs the trainer as a real run does (snapshot and scripted
 opponents, evaluations; ``profile_run``) under cProfile and reports where the wall time
 goes, by ``PROFILE_GROUPS``.
@@ -61,6 +64,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="any other TrainConfig key (TOML value), e.g. --set net_arch=[128,128]")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--snapshots", action="store_true",
+                   help="train as a real run does (the opponent pool with snapshots of the policy from step 0; "
+                        "no evaluations): the learner timesteps/s of a real run, without the profiler")
     p.add_argument("--profile", action="store_true",
                    help="run a real run (snapshot and scripted opponents, evaluations: eval_every defaults to "
                         "half the timesteps) under cProfile, per worker count, and report the share of wall "
@@ -241,10 +247,15 @@ def print_profile(rows: list[dict[str, Any]]) -> None:
     print("(cProfile slows Python code more than torch's: the shares are of a profiled run)")
 
 
-def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any]) -> dict[str, Any]:
-    """Train for ``timesteps`` and return the timing breakdown (seconds and shares)."""
+def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
+            snapshots: bool = False) -> dict[str, Any]:
+    """Train for ``timesteps`` and return the timing breakdown (seconds and shares).
+
+    ``snapshots``: with the run's callback (``SelfPlayCallback``), so snapshots of the
+    policy join the opponent pool from step 0 as in a real run (evaluations stay off);
+    without it the opponents are the scripted baselines only."""
     from .config import TrainConfig
-    from .trainer import Trainer
+    from .trainer import SelfPlayCallback, Trainer
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = TrainConfig.from_dict({**dict(rules=rules, timesteps=timesteps, n_envs=n_envs, workers=workers,
@@ -268,7 +279,7 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
         model.train = timed("update", model.train)
         model.collect_rollouts = timed("rollout", model.collect_rollouts)
         t0 = time.perf_counter()
-        model.learn(total_timesteps=timesteps)
+        model.learn(total_timesteps=timesteps, callback=SelfPlayCallback(t) if snapshots else None)
         wall = time.perf_counter() - t0
         steps = model.num_timesteps
         opp_dec, opp_time = venv.opponent_decisions, venv.opponent_time
@@ -276,7 +287,7 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
     rollout = timer["rollout"]
     return {
         "workers": workers, "n_envs": n_envs, "timesteps": steps, "wall_s": wall,
-        "timesteps_per_s": steps / wall,
+        "timesteps_per_s": steps / wall, "snapshots": snapshots,
         "rollout_share": rollout / wall, "update_share": timer["update"] / wall,
         "env_share_of_rollout": timer["env"] / rollout if rollout else 0.0,
         "policy_share_of_rollout": 1 - timer["env"] / rollout if rollout else 0.0,
@@ -315,7 +326,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for w in args.workers:
         print(f"training {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
-        rows.append(measure(w, args.timesteps, args.n_envs, args.rules, extra))
+        rows.append(measure(w, args.timesteps, args.n_envs, args.rules, extra,
+                            snapshots=getattr(args, "snapshots", False)))
     head = ("workers", "timesteps/s", "rollout", "update", "env in rollout", "policy in rollout",
             "opponent CPU in env")
     print("| " + " | ".join(head) + " |")

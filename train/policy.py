@@ -89,9 +89,13 @@ class SelfPlayPPO(MaskablePPO):
 
     During a rollout the learner infers one small batch per step while the worker
     processes wait for it, and the workers step games while it waits for them; on 2
-    cores a second torch thread in the learner only adds synchronisation stalls. The
-    PPO update runs while the workers are idle, so it gets every thread. With
-    ``update_threads = 1`` (the default) nothing changes. Saved zips load with plain
+    cores a second torch thread in the learner only adds synchronisation stalls. With
+    ``workers = 1`` the games (and their snapshots' forward passes) run in the learner
+    process between its forward passes, on the same thread; a second thread there
+    speeds batches of tens of rows little and, when another job holds a core, makes
+    every forward pass wait for the descheduled thread. The PPO update runs while the
+    workers are idle, so it gets every thread. ``Trainer`` sets ``update_threads`` to
+    ``torch_threads`` (2); with ``update_threads = 1`` (the default) nothing changes. Saved zips load with plain
     ``MaskablePPO.load``.
     """
 

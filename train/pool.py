@@ -106,12 +106,25 @@ class SnapshotAgent:
     def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def act_batch(self, obs: np.ndarray, masks: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-        """Actions (int64 ``[B]``) for observations ``[B, obs_dim]`` and masks ``[B, 579]``."""
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray, rng: np.random.Generator | None = None,
+                  rngs: list[np.random.Generator] | None = None) -> np.ndarray:
+        """Actions (int64 ``[B]``) for observations ``[B, obs_dim]`` and masks ``[B, A]``
+        (bool or int8, nonzero = legal): one forward pass for the batch. Sampling adds
+        Gumbel noise to the masked logits (Gumbel-max): drawn from ``rng`` (default the
+        agent's own) for the whole batch, or with ``rngs`` (one generator per row) row
+        ``i``'s from ``rngs[i]``, so a row's action does not depend on the other rows
+        (what the batched training env uses: each game samples from its own stream)."""
         logits = masked_logits(self.net, obs, masks)
         if self.greedy:
             return logits.argmax(axis=1)
-        g = (rng or self.rng).gumbel(size=logits.shape)
+        if rngs is not None:
+            if len(rngs) != len(logits):
+                raise ValueError(f"rngs must have one generator per row ({len(logits)}), got {len(rngs)}")
+            g = np.empty(logits.shape)
+            for row, r in zip(g, rngs):
+                row[:] = r.gumbel(size=logits.shape[1])
+        else:
+            g = (rng or self.rng).gumbel(size=logits.shape)
         return (logits + g).argmax(axis=1)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

@@ -3,6 +3,18 @@
 Each worker process owns a ``SelfPlayVecEnv`` with its share of the games, its own
 copy of the opponent pool (snapshots are sent to it as weights) and its own scripted
 baselines. The learner process only runs the policy and the PPO update.
+
+The arrays of a step live in one block of shared memory (``SharedBatch``: the
+observations float32 ``[n_envs, obs_dim]``, the masks int8 ``[n_envs, A]``, the
+rewards, the dones and the actions), allocated by the learner before the workers
+start; each worker's env writes its rows in place (``Encoder.encode_many`` straight
+into the shared observations), so a step's pipe messages carry only the command and
+the infos of the hands that ended, never the observations or masks.
+
+Torch threads on 2 cores: each worker runs its snapshots' forward passes on one
+thread (``torch.set_num_threads(1)``, set before anything else in the worker); the
+learner runs its rollout forward passes on one thread while the workers step and
+its PPO update on ``torch_threads`` (``SelfPlayPPO``), when the workers are idle.
 """
 from __future__ import annotations
 
@@ -33,17 +45,49 @@ def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float,
     return OpponentPool(weights, max_snapshots, latest_prob, baselines)
 
 
+class SharedBatch:
+    """The arrays of a batch of ``n_envs`` games over one shared buffer (a
+    ``multiprocessing`` ``RawArray`` of the spawn context, handed to the workers when
+    they start): ``obs`` float32 ``[n_envs, obs_dim]``, ``masks`` int8 ``[n_envs, A]``,
+    ``rewards`` float32 ``[n_envs]``, ``dones`` uint8 ``[n_envs]``, ``actions`` int64
+    ``[n_envs]``. ``SharedBatch(n_envs, obs_dim, n_actions, raw)`` in a worker gives
+    views of the same memory."""
+
+    FIELDS = ("obs", "masks", "rewards", "dones", "actions")
+
+    def __init__(self, n_envs: int, obs_dim: int, n_actions: int, raw: Any = None, ctx: Any = None) -> None:
+        specs = [("obs", np.float32, (n_envs, obs_dim)), ("masks", np.int8, (n_envs, n_actions)),
+                 ("rewards", np.float32, (n_envs,)), ("dones", np.uint8, (n_envs,)),
+                 ("actions", np.int64, (n_envs,))]
+        offsets, off = [], 0
+        for _, dt, shape in specs:
+            offsets.append(off)
+            off += -(-int(np.prod(shape)) * np.dtype(dt).itemsize // 8) * 8  # 8-byte aligned
+        self.nbytes = off
+        self.args = (n_envs, obs_dim, n_actions)
+        self.raw = raw if raw is not None else (ctx or mp).RawArray("b", off)
+        buf = np.frombuffer(self.raw, dtype=np.uint8)
+        for (name, dt, shape), o in zip(specs, offsets):
+            size = int(np.prod(shape)) * np.dtype(dt).itemsize
+            setattr(self, name, buf[o:o + size].view(dt).reshape(shape))
+
+
 def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, pool_args: tuple,
-            reward: str = "points") -> None:
+            reward: str = "points", shared: tuple | None = None) -> None:
     import torch
 
     torch.set_num_threads(1)
     from .pool import ActorNet
     from .vec_env import SelfPlayVecEnv
 
+    raw, args, lo = shared
+    batch = SharedBatch(*args, raw=raw)
+    hi = lo + n_envs
+    obs, masks, rew, done, acts = (batch.obs[lo:hi], batch.masks[lo:hi], batch.rewards[lo:hi],
+                                   batch.dones[lo:hi], batch.actions[lo:hi])
     pool = make_pool(*pool_args, seed=seed)
     venv = SelfPlayVecEnv(Rules.from_json(rules_json), pool, n_envs, seed=seed, reward_scale=reward_scale,
-                          reward=reward)
+                          reward=reward, obs_out=obs, mask_out=masks)
     prof, busy = None, 0.0  # ``rummy bench train --profile``: cProfile of the env work, its seconds
     try:
         while True:
@@ -52,11 +96,14 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
                 t0 = time.perf_counter()
                 prof.enable()
             if cmd == "reset":
-                obs = venv.reset()
-                reply = (obs, venv.action_masks())
+                venv.reset_in_place()
+                reply = None
             elif cmd == "step":
-                obs, rew, done, infos = venv.step(data)
-                reply = (obs, rew, done, infos, venv.action_masks(), venv.opponent_time, venv.opponent_decisions)
+                try:
+                    infos = venv.step_in_place(acts.copy(), rew, done)
+                    reply = (infos, venv.opponent_time, venv.opponent_decisions)
+                except ValueError as e:
+                    reply = e
             if cmd in ("reset", "step"):
                 if prof is not None:
                     prof.disable()
@@ -84,29 +131,39 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
 class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` self-play games over ``workers`` processes (same interface as
     ``SelfPlayVecEnv``: observations float32 ``[n_envs, obs_dim]``, ``action_masks()``
-    bool ``[n_envs, num_actions(rules)]``)."""
+    bool ``[n_envs, A]``, ``A = num_actions(rules)``), the step's arrays in shared memory (``SharedBatch``). Worker
+    ``w`` plays games ``w * per .. (w + 1) * per - 1`` with the seed
+    ``SeedSequence(seed).spawn(workers)[w]``, so the results are those of
+    ``SelfPlayVecEnv``s of ``per`` games with those seeds, side by side.
+
+    Raises:
+        ValueError: an action that is illegal in its game (names the game and action).
+    """
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
                  reward: str = "points") -> None:
         n = rules.num_players
-        super().__init__(n_envs, gym.spaces.Box(0.0, np.inf, shape=(obs_size(n, table_kind(rules)),),
-                                                dtype=np.float32),
-                         gym.spaces.Discrete(num_actions(rules)))
+        n_act = num_actions(rules)
+        dim = obs_size(n, table_kind(rules))
+        super().__init__(n_envs, gym.spaces.Box(0.0, np.inf, shape=(dim,), dtype=np.float32),
+                         gym.spaces.Discrete(n_act))
         self.per = n_envs // workers
         ctx = mp.get_context("spawn")
+        self.shared = SharedBatch(n_envs, dim, n_act, ctx=ctx)
         seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(workers)]
+        self.worker_seeds = seeds
         self.conns, self.procs = [], []
         for w in range(workers):
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_worker, daemon=True,
                             args=(child, rules.to_json(), self.per, seeds[w], reward_scale,
-                                  (weights, max_snapshots, latest_prob), reward))
+                                  (weights, max_snapshots, latest_prob), reward,
+                                  (self.shared.raw, self.shared.args, w * self.per)))
             p.start()
             child.close()
             self.conns.append(parent)
             self.procs.append(p)
-        self._masks = np.zeros((n_envs, num_actions(rules)), dtype=bool)
         self.opponent_time = 0.0
         self.opponent_decisions = 0
         self._opp = [(0.0, 0)] * workers
@@ -133,29 +190,33 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     def reset(self) -> np.ndarray:
         for c in self.conns:
             c.send(("reset", None))
-        res = [c.recv() for c in self.conns]
-        self._masks = np.concatenate([r[1] for r in res])
-        return np.concatenate([r[0] for r in res])
+        for c in self.conns:
+            c.recv()
+        return self.shared.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
-        actions = np.asarray(actions)
-        for w, c in enumerate(self.conns):
-            c.send(("step", actions[w * self.per:(w + 1) * self.per]))
+        self.shared.actions[:] = np.asarray(actions).reshape(self.num_envs)
+        for c in self.conns:
+            c.send(("step", None))
 
     def step_wait(self):
         res = [c.recv() for c in self.conns]
-        obs = np.concatenate([r[0] for r in res])
-        rew = np.concatenate([r[1] for r in res])
-        done = np.concatenate([r[2] for r in res])
-        infos = [i for r in res for i in r[3]]
-        self._masks = np.concatenate([r[4] for r in res])
-        self._opp = [(r[5], r[6]) for r in res]
+        for w, r in enumerate(res):
+            if isinstance(r, ValueError):  # the worker's game numbers are its own: name the batch's
+                raise ValueError(f"worker {w} (games {w * self.per}..{(w + 1) * self.per - 1}): {r}")
+        sh = self.shared
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for w, r in enumerate(res):
+            for i, info in r[0].items():
+                infos[w * self.per + i] = info
+        self._opp = [(r[1], r[2]) for r in res]
         self.opponent_time = sum(t for t, _ in self._opp)
         self.opponent_decisions = sum(d for _, d in self._opp)
-        return obs, rew, done, infos
+        return sh.obs.copy(), sh.rewards.copy(), sh.dones.astype(bool), infos
 
     def action_masks(self) -> np.ndarray:
-        return self._masks.copy()
+        """Bool ``[n_envs, A]``: each game's legal actions for the learner (a copy)."""
+        return self.shared.masks.astype(bool)
 
     def close(self) -> None:
         if self._closed:

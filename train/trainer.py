@@ -280,8 +280,10 @@ class Trainer:
                 self.state["warm_start"] = warm_start(cfg, self.rules, list(self.model.policy.parameters()),
                                                       sb3_forward(self.model.policy), verbose=verbose)
         self._restore_pool()
-        if cfg.workers > 1:
-            self.model.update_threads = cfg.torch_threads
+        # rollouts on one torch thread (the workers, or the in-process games, use the other
+        # core; a second thread in small forward passes only stalls when a core is busy),
+        # the PPO update on torch_threads (SelfPlayPPO)
+        self.model.update_threads = cfg.torch_threads
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
 
     # -- construction helpers

@@ -2,14 +2,31 @@
 
 Each game is the single-agent view of ``rummy_env.SingleAgentEnv`` (the learner
 plays one random seat per hand, the reward is the learner's own hand payoff times
-``reward_scale``), but opponents' moves are computed for all games at once: the
-games waiting on the same snapshot policy are answered with one batched forward
-pass. Scripted baselines act game by game.
+``reward_scale``), but the work is done for all games at once:
+
+- the observations of every game are written by one ``Encoder.encode_many`` call
+  into one preallocated float32 ``[n_envs, obs_size]`` array, the action masks by one
+  ``action_masks_into`` into one preallocated int8 ``[n_envs, num_actions]`` array
+  (``SelfPlayVecEnv(obs_out=..., mask_out=...)`` takes arrays over shared memory:
+  ``rummy_env.train.subproc`` hands each worker its rows);
+- the opponents to move in every game are encoded and masked the same way, once per
+  round of moves; the games waiting on the same snapshot policy are answered with one
+  batched forward pass (``SnapshotAgent.act_batch``), the scripted baselines act game
+  by game on their row of that batch.
+
+Every game draws from its own generator (``numpy.random.SeedSequence(seed).spawn``):
+its deals, its learner seat, its opponents, its snapshots' sampling noise, and its own
+copy of each scripted baseline (seeded from it), so a game's trajectory does not depend
+on the other games of the batch nor on the order they are stepped in: stepping a game
+alone gives the same observations, masks, rewards and dones
+(``tests/test_batched.py``).
 
 Implements SB3's ``VecEnv`` and sb3-contrib's ``action_masks`` protocol.
 """
 from __future__ import annotations
 
+import copy
+import time
 from typing import Any, Iterable, Sequence
 
 import gymnasium as gym
@@ -18,7 +35,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env import engine
 from rummy_env.actions import num_actions, table_kind
-from rummy_env.observation import Encoder, action_mask, obs_size
+from rummy_env.observation import Encoder, action_masks_into, obs_size
 from rummy_env.rules import Rules
 
 from .pool import OpponentPool, SnapshotAgent
@@ -26,7 +43,11 @@ from .rewards import REWARDS, hand_rewards
 
 
 class _Game:
-    __slots__ = ("state", "seat", "opps", "kinds", "rng", "ret", "length")
+    """One game of the batch: its position, the learner's seat, the agents of the
+    other seats (``None`` at the learner's), their kinds, its generator, its own
+    copies of the scripted baselines (kind -> agent), its learner decisions this hand."""
+
+    __slots__ = ("state", "seat", "opps", "kinds", "rng", "own", "length")
 
 
 class BatchedVecEnv(VecEnv):
@@ -61,20 +82,33 @@ class BatchedVecEnv(VecEnv):
 class SelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` games of ``rules`` against opponents drawn from ``pool``.
 
-    Observations: float32 ``[n_envs, obs_size(n, kind)]``; actions: ``Discrete(num_actions(rules))``;
-    ``action_masks()``: bool ``[n_envs, 579]``. At the end of a hand the game is
-    re-dealt at once and ``infos[i]`` holds ``terminal_observation``, ``episode``
-    (``r`` return, ``l`` learner decisions; the reward is ``rummy_env.train.rewards.hand_rewards`` for the
-    learner's seat), ``win`` (1 when the learner's payoff is
-    positive), ``points`` (the payoff in points) and ``opponent`` (the kinds).
+    Observations: float32 ``[n_envs, obs_size(n, kind)]``; actions: ``Discrete(A)`` with
+    ``A = num_actions(rules)`` (579; 631 at a 500 Rum table); ``action_masks()``: bool
+    ``[n_envs, A]``. At
+    the end of a hand the game is re-dealt at once and ``infos[i]`` holds
+    ``terminal_observation``, ``episode`` (``r`` return, ``l`` learner decisions; the
+    reward is ``rummy_env.train.rewards.hand_rewards`` for the learner's seat), ``win``
+    (1 when the learner's payoff is positive), ``points`` (the payoff in points),
+    ``opponent`` (the kinds) and ``outcome``.
+
+    Args:
+        obs_out: where the learner's observations are written (float32 ``[n_envs,
+            obs_size(n, kind)]``, e.g. rows of a shared-memory block); a new array if None.
+        mask_out: where the learner's masks are written (int8 ``[n_envs, A]``); a new
+            array if None. ``obs``/``masks`` are these buffers (overwritten every step:
+            ``reset``, ``step`` and ``action_masks`` return copies).
+
+    The scripted opponents are handed rows of a reused buffer (an agent that keeps its
+    observation must copy it; the baselines do not keep it).
 
     Raises:
-        ValueError: an action that is illegal in its game (names the game and action).
+        ValueError: a bad ``reward``, an ``obs_out``/``mask_out`` of the wrong shape or
+            dtype, or an action that is illegal in its game (names the game and action).
     """
 
-
     def __init__(self, rules: Rules, pool: OpponentPool, n_envs: int, seed: int = 0,
-                 reward_scale: float = 0.01, reward: str = "points") -> None:
+                 reward_scale: float = 0.01, reward: str = "points", obs_out: np.ndarray | None = None,
+                 mask_out: np.ndarray | None = None) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
         self.rules = rules
@@ -83,16 +117,44 @@ class SelfPlayVecEnv(BatchedVecEnv):
         self.reward = reward
         self.n = rules.num_players
         self.encoder = Encoder.for_rules(rules)
-        self.n_actions = num_actions(rules)
-        obs_space = gym.spaces.Box(0.0, np.inf, shape=(obs_size(self.n, table_kind(rules)),), dtype=np.float32)
-        super().__init__(n_envs, obs_space, gym.spaces.Discrete(self.n_actions))
+        dim, n_act = obs_size(self.n, table_kind(rules)), num_actions(rules)
+        self.n_actions = n_act
+        obs_space = gym.spaces.Box(0.0, np.inf, shape=(dim,), dtype=np.float32)
+        super().__init__(n_envs, obs_space, gym.spaces.Discrete(n_act))
+        self.obs = self._buffer(obs_out, "obs_out", (n_envs, dim), np.float32)
+        self.masks = self._buffer(mask_out, "mask_out", (n_envs, n_act), np.int8)
+        # the opponents to move, one row per game: reused every round
+        self._opp_obs = np.zeros((n_envs, dim), dtype=np.float32)
+        self._opp_masks = np.zeros((n_envs, n_act), dtype=np.int8)
         self.games = [_Game() for _ in range(n_envs)]
         self._seed = seed
         self._actions: np.ndarray | None = None
         self.opponent_decisions = 0
         self.opponent_time = 0.0
 
+    @staticmethod
+    def _buffer(given: np.ndarray | None, name: str, shape: tuple[int, int], dtype) -> np.ndarray:
+        if given is None:
+            return np.zeros(shape, dtype=dtype)
+        if not isinstance(given, np.ndarray) or given.shape != shape or given.dtype != dtype \
+                or not given.flags.c_contiguous:
+            got = f"{given.dtype} {given.shape}" if isinstance(given, np.ndarray) else type(given).__name__
+            raise ValueError(f"{name} must be a C-contiguous {np.dtype(dtype).name} array of shape {shape}, got {got}")
+        return given
+
     # ---------------------------------------------------------------- game flow
+    def _seed_game(self, g: _Game, ss: np.random.SeedSequence) -> None:
+        """The game's generator and its own copies of the pool's scripted baselines."""
+        g.rng = np.random.default_rng(ss)
+        kinds = sorted(self.pool.baselines)
+        agent_seeds = ss.spawn(1)[0].generate_state(max(1, len(kinds)))
+        g.own = {}
+        for k, s in zip(kinds, agent_seeds):
+            a = copy.deepcopy(self.pool.baselines[k])
+            if hasattr(a, "seed"):
+                a.seed(int(s))
+            g.own[k] = a
+
     def _deal(self, g: _Game) -> None:
         g.state = engine.new_game(self.rules, seed=int(g.rng.integers(2**62)))
         g.seat = int(g.rng.integers(self.n))
@@ -101,38 +163,47 @@ class SelfPlayVecEnv(BatchedVecEnv):
         for q in range(self.n):
             if q != g.seat:
                 kind, agent = self.pool.sample(g.rng)
-                g.opps[q] = agent
+                g.opps[q] = agent if isinstance(agent, SnapshotAgent) else g.own.get(kind, agent)
                 g.kinds.append(kind)
-        g.ret = 0.0
         g.length = 0
 
     def _advance(self, games: Iterable[_Game]) -> None:
-        """Play opponents' moves until each game has the learner to move or is over."""
-        import time
+        """Play opponents' moves until each game has the learner to move or is over.
 
+        Round by round: every game whose opponent is to move is encoded and masked in
+        one batch (snapshot games grouped by snapshot, scripted games first), then each
+        snapshot answers its games with one forward pass and each scripted opponent
+        acts on its row."""
         t0 = time.perf_counter()
         pending = [g for g in games if not g.state.hand_over and g.state.current != g.seat]
-        enc = self.encoder.encode
+        enc, obs, masks = self.encoder, self._opp_obs, self._opp_masks
+        legal_actions, apply = engine.legal_actions, engine.apply
         while pending:
-            batches: dict[int, tuple[SnapshotAgent, list[_Game]]] = {}
+            scripted: list[_Game] = []
+            groups: dict[int, tuple[SnapshotAgent, list[_Game]]] = {}
             for g in pending:
-                st = g.state
-                agent = g.opps[st.current]
+                agent = g.opps[g.state.current]
                 if isinstance(agent, SnapshotAgent):
-                    batches.setdefault(id(agent), (agent, []))[1].append(g)
+                    groups.setdefault(id(agent), (agent, []))[1].append(g)
                 else:
-                    mask = action_mask(engine.legal_actions(st), size=self.n_actions)
-                    engine.apply(st, agent.act(enc(st, st.current), mask))
-                    self.opponent_decisions += 1
-            for agent, gs in batches.values():
-                obs = np.stack([enc(g.state, g.state.current) for g in gs])
-                masks = np.zeros((len(gs), self.n_actions), dtype=bool)
-                for i, g in enumerate(gs):
-                    action_mask(engine.legal_actions(g.state), out=masks[i])
-                acts = agent.act_batch(obs, masks, rng=gs[0].rng)
-                for g, a in zip(gs, acts):
-                    engine.apply(g.state, int(a))
-                self.opponent_decisions += len(gs)
+                    scripted.append(g)
+            for _, gs in groups.values():
+                scripted += gs  # one order: the scripted games, then each snapshot's games
+            order = scripted
+            states = [g.state for g in order]
+            enc.encode_many(states, [st.current for st in states], obs)
+            action_masks_into([legal_actions(st) for st in states], masks)
+            k = len(order) - sum(len(gs) for _, gs in groups.values())
+            for i in range(k):
+                st = order[i].state
+                apply(st, order[i].opps[st.current].act(obs[i], masks[i]))
+            for agent, gs in groups.values():
+                j = k + len(gs)
+                acts = agent.act_batch(obs[k:j], masks[k:j], rngs=[g.rng for g in gs])
+                for g, a in zip(gs, acts.tolist()):
+                    apply(g.state, a)
+                k = j
+            self.opponent_decisions += len(order)
             pending = [g for g in pending if not g.state.hand_over and g.state.current != g.seat]
         self.opponent_time += time.perf_counter() - t0
 
@@ -144,45 +215,56 @@ class SelfPlayVecEnv(BatchedVecEnv):
                 return
         raise RuntimeError("could not deal a hand in which the learner gets to move")
 
+    def _write_obs(self) -> None:
+        """Every game's learner observation and mask into ``obs`` and ``masks``."""
+        states = [g.state for g in self.games]
+        self.encoder.encode_many(states, [g.seat for g in self.games], self.obs)
+        action_masks_into([engine.legal_actions(st) for st in states], self.masks)
+
     # ---------------------------------------------------------------- VecEnv API
-    def reset(self) -> np.ndarray:
+    def reset_in_place(self) -> None:
+        """``reset`` without the copy: the observations are in ``obs``, the masks in ``masks``."""
         seeds = self._seeds if any(s is not None for s in self._seeds) else [None] * self.num_envs
         base = np.random.SeedSequence(self._seed if seeds[0] is None else seeds[0])
         for g, ss in zip(self.games, base.spawn(self.num_envs)):
-            g.rng = np.random.default_rng(ss)
+            self._seed_game(g, ss)
             self._deal(g)
         self._advance(self.games)
         for g in self.games:
             if g.state.hand_over:
                 self._start(g)
         self._reset_seeds()
-        return self._obs()
+        self._write_obs()
 
-    def _obs(self) -> np.ndarray:
-        enc = self.encoder.encode
-        return np.stack([enc(g.state, g.seat) for g in self.games])
+    def reset(self) -> np.ndarray:
+        self.reset_in_place()
+        return self.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions)
 
-    def step_wait(self):
-        rewards = np.zeros(self.num_envs, dtype=np.float32)
-        dones = np.zeros(self.num_envs, dtype=bool)
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        for i, (g, a) in enumerate(zip(self.games, self._actions)):
+    def step_in_place(self, actions: np.ndarray, rewards: np.ndarray, dones: np.ndarray) -> dict[int, dict[str, Any]]:
+        """One learner action per game (int ``[n_envs]``), then the opponents' moves; the
+        rewards (float32 ``[n_envs]``) and dones (``[n_envs]``) are written into the given
+        arrays, the new observations and masks into ``obs`` and ``masks``. Returns the
+        infos of the games whose hand ended, by game index (the others' are empty)."""
+        for i, (g, a) in enumerate(zip(self.games, actions.tolist())):
             try:
                 engine.apply(g.state, int(a))
             except ValueError as e:
                 raise ValueError(f"game {i}: {e}") from None
             g.length += 1
         self._advance(self.games)
+        rewards[:] = 0
+        dones[:] = 0
+        infos: dict[int, dict[str, Any]] = {}
         for i, g in enumerate(self.games):
             st = g.state
             if st.hand_over:
                 pts = st.payoffs[g.seat]
                 r = float(hand_rewards(st, self.reward, self.reward_scale)[g.seat])
                 rewards[i] = r
-                dones[i] = True
+                dones[i] = 1
                 infos[i] = {
                     "terminal_observation": self.encoder.encode(st, g.seat),
                     "episode": {"r": r, "l": g.length},
@@ -192,14 +274,19 @@ class SelfPlayVecEnv(BatchedVecEnv):
                     "outcome": st.result["outcome"],
                 }
                 self._start(g)
-        return self._obs(), rewards, dones, infos
+        self._write_obs()
+        return infos
+
+    def step_wait(self):
+        rewards = np.zeros(self.num_envs, dtype=np.float32)
+        dones = np.zeros(self.num_envs, dtype=bool)
+        done_infos = self.step_in_place(self._actions, rewards, dones)
+        infos: list[dict[str, Any]] = [done_infos.get(i) or {} for i in range(self.num_envs)]
+        return self.obs.copy(), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
-        """Bool ``[n_envs, 579]``: each game's legal actions for the learner."""
-        masks = np.zeros((self.num_envs, self.n_actions), dtype=bool)
-        for i, g in enumerate(self.games):
-            action_mask(engine.legal_actions(g.state), out=masks[i])
-        return masks
+        """Bool ``[n_envs, A]``: each game's legal actions for the learner (a copy)."""
+        return self.masks.astype(bool)
 
     def close(self) -> None:
         pass

@@ -1,0 +1,283 @@
+"""The batched self-play env (issue 13): many games in lock-step give the trajectories
+of the same games played one by one, games that end at different steps stay in step,
+and the shared-memory worker path gives the arrays of the in-process path."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+import torch  # noqa: E402
+
+from rummy_env import Rules, SingleAgentEnv, engine, state_json  # noqa: E402
+from rummy_env.observation import (Encoder, action_mask, action_mask_into, action_masks_into,  # noqa: E402
+                                   obs_size)
+from rummy_env.train.pool import ActorNet, SnapshotAgent  # noqa: E402
+from rummy_env.train.subproc import MultiProcSelfPlayVecEnv, make_pool  # noqa: E402
+from rummy_env.actions import num_actions, table_kind  # noqa: E402
+from rummy_env.train.vec_env import SelfPlayVecEnv  # noqa: E402
+
+WEIGHTS = {"snapshot": 0.4, "random": 0.2, "greedy": 0.2, "heuristic": 0.2}
+
+
+def _positions(rules: Rules, games: int, seed: int) -> tuple[list, list]:
+    """Every seat's view of every position of ``games`` random-play hands."""
+    rng = np.random.default_rng(seed)
+    states, seats = [], []
+    for g in range(games):
+        st = engine.new_game(rules, seed=seed + g)
+        while True:
+            for s in range(rules.num_players):
+                states.append(st.copy())
+                seats.append(s)
+            if st.hand_over:
+                break
+            legal = engine.legal_actions(st)
+            engine.apply(st, legal[int(rng.integers(len(legal)))])
+    return states, seats
+
+
+@pytest.mark.parametrize("preset,n", [("classic", 2), ("turnover", 3), ("turnover", 6), ("rum500", 2), ("rum500", 4)])
+def test_encode_many_and_masks_into_are_byte_for_byte_encode_and_action_mask(preset, n):
+    rules = Rules.make(preset, num_players=n)
+    states, seats = _positions(rules, 3, seed=11)
+    ref = np.stack([Encoder.for_rules(rules).encode(s, q) for s, q in zip(states, seats)])
+    dim = obs_size(n, table_kind(rules))
+    out = np.full((len(states) + 2, dim), 7.0, dtype=np.float32)
+    Encoder.for_rules(rules).encode_many(states, seats, out)
+    assert out[:-2].tobytes() == ref.tobytes()
+    assert (out[-2:] == 7.0).all()  # rows past the batch are left alone
+    row = np.full(dim, -1.0, dtype=np.float32)
+    enc = Encoder.for_rules(rules)
+    for i in (0, len(states) // 2, len(states) - 1):
+        assert enc.encode_into(states[i], seats[i], row) is row
+        assert row.tobytes() == ref[i].tobytes()
+    legals = [engine.legal_actions(s) for s in states]
+    masks = np.full((len(states) + 1, num_actions(rules)), 5, dtype=np.int8)
+    action_masks_into(legals, masks)
+    assert (masks[:-1] == np.stack([action_mask(x, size=num_actions(rules)) for x in legals])).all()
+    assert (masks[-1] == 5).all()
+    one = np.ones(num_actions(rules), dtype=bool)
+    assert (action_mask_into(legals[1], one) == action_mask(legals[1], size=num_actions(rules)).astype(bool)).all()
+
+
+def test_encode_many_takes_each_states_own_rules_and_checks_out():
+    a = Rules.make("classic")
+    b = Rules.make("classic", layoffs=False, rummy_multiplier=1)
+    sa, sb = engine.new_game(a, seed=1), engine.new_game(b, seed=2)
+    out = np.zeros((3, obs_size(2)), dtype=np.float32)
+    enc = Encoder(2)
+    enc.encode_many([sa, sb, sa], [0, 1, 1], out)
+    for row, st, seat in zip(out, (sa, sb, sa), (0, 1, 1)):
+        assert row.tobytes() == Encoder(2).encode(st, seat).tobytes()
+    with pytest.raises(ValueError, match="float32"):
+        enc.encode_many([sa], [0], np.zeros((1, obs_size(2))))
+    with pytest.raises(ValueError, match=r"\[>= 2"):
+        enc.encode_many([sa, sb], [0, 0], np.zeros((1, obs_size(2)), dtype=np.float32))
+
+
+def _snapshot(rules: Rules, seed: int) -> ActorNet:
+    torch.manual_seed(seed)
+    return ActorNet(obs_size(rules.num_players), [16], num_actions(rules))
+
+
+class _Acts:
+    """An opponent for ``SingleAgentEnv`` that only acts (no ``seed``: the env must not reseed it)."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def act(self, observation, action_mask):
+        return self.agent.act(observation, action_mask)
+
+
+class _SnapshotActs:
+    """A snapshot answering one position at a time, its Gumbel noise from ``rng``."""
+
+    def __init__(self, snap: SnapshotAgent, rng: np.random.Generator):
+        self.snap, self.rng = snap, rng
+
+    def act(self, observation, action_mask):
+        return int(self.snap.act_batch(observation[None], action_mask[None], rng=self.rng)[0])
+
+
+def _record_deals(venv: SelfPlayVecEnv) -> dict[int, dict]:
+    """Wrap ``venv._deal`` to keep, per game, what its latest hand started from: the deal,
+    the learner's seat, copies of the game's generator and of its own baselines, and the
+    opponents' agents."""
+    deals: dict[int, dict] = {}
+    index = {id(g): i for i, g in enumerate(venv.games)}
+    deal = venv._deal
+
+    def recording(g):
+        deal(g)
+        kind_of = {id(a): k for k, a in g.own.items()}
+        deals[index[id(g)]] = {"state": g.state.copy(), "seat": g.seat, "rng": copy.deepcopy(g.rng),
+                               "own": copy.deepcopy(g.own),
+                               "opps": [None if a is None else a if isinstance(a, SnapshotAgent) else kind_of[id(a)]
+                                        for a in g.opps]}
+    venv._deal = recording
+    return deals
+
+
+def _single_env(rules: Rules, d: dict) -> tuple[SingleAgentEnv, np.ndarray]:
+    """The hand a recorded deal starts, played by ``SingleAgentEnv`` against the same agents."""
+    rng = copy.deepcopy(d["rng"])
+    opps = [_SnapshotActs(a, rng) if isinstance(a, SnapshotAgent) else _Acts(copy.deepcopy(d["own"])[a])
+            for q, a in enumerate(d["opps"]) if q != d["seat"]]
+    env = SingleAgentEnv(rules, opponents=opps, learner_seat=d["seat"], reward_scale=0.01)
+    st = d["state"]
+    env.reset(options={"state": state_json.to_json(st)})
+    obs = env.env.observe(env.env.possible_agents[d["seat"]])["observation"]
+    # the shuffles of a recycle come from the position's RNG: the deal's own (no recycle can have happened yet)
+    env.env.state.rng.setstate(st.rng.getstate())
+    return env, obs
+
+
+@pytest.mark.parametrize("preset,n,steps", [("classic", 2, 70), ("turnover", 3, 50)])
+def test_batched_stepping_gives_the_trajectories_of_one_game_at_a_time(preset, n, steps):
+    """Six games in lock-step against snapshot, random, greedy and heuristic opponents:
+    each game's observations, masks, rewards and dones are those of ``SingleAgentEnv``
+    playing the same deal against the same agents (same generators), hand after hand."""
+    rules = Rules.make(preset, num_players=n)
+    pool = make_pool(WEIGHTS, 4, 0.5, seed=3)
+    pool.add_net(_snapshot(rules, 0), 0)
+    pool.add_net(_snapshot(rules, 1), 1)
+    venv = SelfPlayVecEnv(rules, pool, n_envs=6, seed=5)
+    deals = _record_deals(venv)
+    obs = venv.reset()
+    singles = {i: _single_env(rules, deals[i]) for i in range(6)}
+    for i, (env, first) in singles.items():
+        assert obs[i].tobytes() == first.tobytes()
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(steps):
+        masks = venv.action_masks()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        for i, (env, _) in singles.items():
+            assert (env.action_masks() == masks[i]).all()
+        obs, rew, done, infos = venv.step(acts)
+        for i in range(6):
+            env, _ = singles[i]
+            o, r, term, trunc, _ = env.step(int(acts[i]))
+            assert bool(done[i]) == (term or trunc)
+            assert rew[i] == pytest.approx(r, rel=1e-6, abs=1e-9)
+            if done[i]:
+                ends += 1
+                assert infos[i]["terminal_observation"].tobytes() == o.tobytes()
+                singles[i] = _single_env(rules, deals[i])  # the game was re-dealt at once
+                o = singles[i][1]
+            assert obs[i].tobytes() == o.tobytes(), f"game {i}"
+    assert ends >= 3  # hands did end (and restart) along the way
+
+
+# Seat 0 (to play, has drawn) goes out by melding 4H 5H 6H and discarding KS: 2 learner moves.
+# Seat 1 holds 9D 4C AH KC = 9 + 4 + 1 + 10 = 24 points. Both melded earlier: no rummy.
+def _going_out(hand0: list[str], melds: list[list[str]]) -> dict:
+    hand1 = ["9D", "4C", "AH", "KC"]
+    used = set(hand0 + hand1 + [c for m in melds for c in m])
+    rest = [r + s for s in "CDHS" for r in "A23456789TJQK" if r + s not in used]
+    return {"hands": [hand0, hand1], "melds": melds, "discard": [rest[0]], "stock": rest[1:],
+            "current_player": 0, "phase": "play", "has_melded": [True, True]}
+
+
+TWO_MOVES = _going_out(["4H", "5H", "6H", "KS"], [["2S", "3S", "4S", "5S", "6S", "7S", "8S"],
+                                                  ["5C", "6C", "7C", "8C", "9C", "TC"]])
+ONE_MOVE = _going_out(["KS"], [["2S", "3S", "4S", "5S", "6S", "7S", "8S"], ["5C", "6C", "7C", "8C", "9C", "TC"],
+                               ["4H", "5H", "6H"]])
+
+
+def test_games_ending_at_different_steps_stay_in_step():
+    """Game 0 goes out on its 2nd learner move, game 1 on its 1st, game 2 plays on: each
+    finished game is re-dealt at once and the others go on from where they were."""
+    rules = Rules.make("classic")
+    pool = make_pool({"greedy": 1.0}, 1, 0.5, seed=0)
+    venv = SelfPlayVecEnv(rules, pool, n_envs=3, seed=2)
+    venv.reset()
+    for i, pos in ((0, TWO_MOVES), (1, ONE_MOVE)):
+        g = venv.games[i]
+        g.seat, g.state = 0, state_json.from_json(pos)
+    g2 = venv.games[2]
+    before = g2.state.copy()
+
+    a0 = engine.action_id(venv.games[0].state, "meld 4H 5H 6H")
+    a1 = engine.action_id(venv.games[1].state, "discard KS")
+    a2 = engine.legal_actions(g2.state)[0]
+    obs, rew, done, infos = venv.step(np.array([a0, a1, a2]))
+    assert done.tolist() == [False, True, False]
+    assert rew.tolist() == [0.0, pytest.approx(0.24), 0.0]  # seat 1's 24 deadwood points, scale 0.01
+    assert infos[1]["points"] == 24 and infos[1]["episode"] == {"r": pytest.approx(0.24), "l": 1}
+    assert infos[0] == {} and infos[2] == {}
+    # game 0 went on: 4H 5H 6H are on the table, KS alone in hand
+    enc = Encoder(2)
+    assert obs[0].tobytes() == enc.encode(venv.games[0].state, 0).tobytes()
+    assert engine.legal_actions(venv.games[0].state) == [engine.action_id(venv.games[0].state, "discard KS")]
+    # game 1 was re-dealt: a fresh hand with the learner to move
+    g1 = venv.games[1]
+    assert not g1.state.hand_over and g1.state.current == g1.seat
+    assert g1.state.hands[g1.seat].bit_count() == 10 and len(g1.state.stock) in (30, 31)
+    assert obs[1].tobytes() == enc.encode(g1.state, g1.seat).tobytes()
+    # game 2: its own move then its greedy opponent's, nothing else
+    engine.apply(before, a2)
+    assert g2.state.hand_number == before.hand_number and g2.state.turn >= before.turn
+    masks = venv.action_masks()
+    assert (masks[1] == action_mask(engine.legal_actions(g1.state)).astype(bool)).all()
+
+    a0 = engine.action_id(venv.games[0].state, "discard KS")
+    a1 = engine.legal_actions(g1.state)[0]
+    a2 = engine.legal_actions(g2.state)[0]
+    obs, rew, done, infos = venv.step(np.array([a0, a1, a2]))
+    assert done.tolist() == [True, False, False]
+    assert rew.tolist() == [pytest.approx(0.24), 0.0, 0.0]
+    assert infos[0]["episode"] == {"r": pytest.approx(0.24), "l": 2} and infos[0]["win"] == 1.0
+    g0 = venv.games[0]
+    assert g0.state.hands[g0.seat].bit_count() == 10 and g0.state.hand_number == 0
+    assert g1.length == 1 and g0.length == 0  # learner decisions of the current hand
+
+
+def test_shared_memory_workers_give_the_arrays_of_the_in_process_envs():
+    """Two worker processes over shared memory against two in-process envs with the
+    workers' seeds and pools, stepped with the same actions: the same observations,
+    masks, rewards, dones and infos."""
+    rules = Rules.make("classic")
+    weights = {"snapshot": 0.5, "random": 0.2, "heuristic": 0.3}
+    multi = MultiProcSelfPlayVecEnv(rules, 8, 2, seed=9, reward_scale=0.01, weights=weights,
+                                    max_snapshots=2, latest_prob=0.5)
+    try:
+        net = _snapshot(rules, 4)
+        multi.add_snapshot(net, 0)
+        local = []
+        for s in multi.worker_seeds:
+            pool = make_pool(weights, 2, 0.5, seed=s)
+            pool.add_net(copy.deepcopy(net), 0)
+            local.append(SelfPlayVecEnv(rules, pool, 4, seed=s, reward_scale=0.01))
+        obs = multi.reset()
+        assert obs.tobytes() == np.concatenate([v.reset() for v in local]).tobytes()
+        rng = np.random.default_rng(1)
+        ends = 0
+        for _ in range(40):
+            masks = multi.action_masks()
+            assert masks.dtype == bool and (masks == np.concatenate([v.action_masks() for v in local])).all()
+            acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            obs, rew, done, infos = multi.step(acts)
+            ref = [v.step(acts[4 * w:4 * w + 4]) for w, v in enumerate(local)]
+            assert obs.tobytes() == np.concatenate([r[0] for r in ref]).tobytes()
+            assert rew.tobytes() == np.concatenate([r[1] for r in ref]).tobytes()
+            assert (done == np.concatenate([r[2] for r in ref])).all()
+            ref_infos = [i for r in ref for i in r[3]]
+            for got, want in zip(infos, ref_infos):
+                assert got.keys() == want.keys()
+                if got:
+                    ends += 1
+                    assert got["terminal_observation"].tobytes() == want["terminal_observation"].tobytes()
+                    assert {k: v for k, v in got.items() if k != "terminal_observation"} == \
+                        {k: v for k, v in want.items() if k != "terminal_observation"}
+        assert ends >= 1
+        bad = multi.action_masks()
+        wrong = np.array([int(np.flatnonzero(~m)[0]) for m in bad])
+        with pytest.raises(ValueError, match=r"worker 0 \(games 0\.\.3\): game 0"):
+            multi.step(wrong)
+    finally:
+        multi.close()
