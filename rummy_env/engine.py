@@ -92,7 +92,7 @@ class GameState:
         discards_by: per seat, cards it discarded this hand.
         hand_over / result / match_over / match_winners: the end of a hand / match.
         meld_points: per seat, the points of the cards it melded or laid off this hand
-            (RULES.md §10.4; kept at every table, scored only under ``scoring="melds"``).
+            (RULES.md §10.4; kept at 500 Rum tables, ``actions.table_kind``; zeros elsewhere).
         bound: the card a dig of this turn binds (the deepest card taken when more
             than the top card was taken: it must be melded or laid off this turn,
             RULES.md §10.4), or -1.
@@ -288,7 +288,7 @@ def legal_actions(state: GameState) -> list[int]:
             out.append(DRAW_STOCK)
         if state.discard:
             out.append(DRAW_DISCARD)
-            if state.rules.draw == "dig":
+            if state.num_actions > NUM_ACTIONS and state.rules.draw == "dig":
                 out += _legal_digs(state)
         state._legal = out
         return out
@@ -491,7 +491,8 @@ def apply(state: GameState, action: int) -> None:
             action id, or it is not legal here; the message names the action and the
             reason, and the position is left unchanged.
     """
-    action = as_action_id(action, state.num_actions)
+    if type(action) is not int or not 0 <= action < state.num_actions:  # the common case needs no call
+        action = as_action_id(action, state.num_actions)
     if state.hand_over:
         raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action)})")
     legal = legal_actions(state)
@@ -550,9 +551,10 @@ def apply(state: GameState, action: int) -> None:
         _do_layoff(state.melds, card, end)
     state.hands[p] &= ~mask
     state.known[p] &= ~mask
-    state.meld_points[p] += mask_points(mask, state.rules.ace_points)
-    if state.bound >= 0 and mask >> state.bound & 1:
-        state.bound = -1
+    if state.num_actions > NUM_ACTIONS:  # a 500 Rum table (§10.4): the melder scores, a dug card is played
+        state.meld_points[p] += mask_points(mask, state.rules.ace_points)
+        if state.bound >= 0 and mask >> state.bound & 1:
+            state.bound = -1
     state.melded_this_turn = True
     state.layoff_masks = _layoff_masks(state.melds, state.rules.aces)
     if not state.hands[p]:
