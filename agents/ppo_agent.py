@@ -140,7 +140,7 @@ class PPOAgent:
 
         Args:
             observation: float32 ``(obs_size(n),)``; must match the policy's input size.
-            action_mask: int8 ``(579,)``, 1 = legal.
+            action_mask: int8 ``(N,)`` (the policy's action count: 579, or 631 at a 500 Rum table), 1 = legal.
 
         Raises:
             ValueError: the observation does not fit the policy, or no action is legal.

@@ -228,11 +228,11 @@ class SingleAgentEnv(gym.Env):
                                  f"shape {action.shape} and dtype {action.dtype}")
             action = action.reshape(())
         try:
-            a = engine.as_action_id(action)
+            a = engine.as_action_id(action, env.num_actions)
         except engine.IllegalActionError:
             if isinstance(action, bool) or not isinstance(action, (int, np.integer, np.ndarray)):
                 raise
-            a = -1  # an integer outside 0..578: masked out like any illegal id
+            a = -1  # an integer outside 0..N-1: masked out like any illegal id
         st = env.state
         if st.current != self.seat or st.hand_over or a not in engine.legal_actions(st):  # the mask's 1s
             self._done = True

@@ -531,3 +531,16 @@ def test_single_agent_env_passes_gymnasiums_checker_at_rum500():
     env = SingleAgentEnv(rules="rum500", seed=3)
     check_env(env, skip_render_check=True)
     assert env.action_space.n == 631 and env.action_masks().shape == (631,)
+
+
+def test_single_agent_env_takes_a_dig_as_a_legal_action():
+    from rummy_env import SingleAgentEnv
+
+    env = SingleAgentEnv(rules="rum500", learner_seat=0, seed=0)
+    env.reset(options={"state": position([HAND_DIG, OTHER], ["8C", "7H", "KC", "2D"])})
+    dig = DIG_BASE + parse_card("7H")
+    assert env.action_masks()[dig]
+    obs, reward, terminated, truncated, info = env.step(dig)  # id 586: above 578, legal here
+    assert not info["illegal_action"] and not terminated and reward == 0.0
+    assert env.env.state.bound == parse_card("7H")
+    assert np.flatnonzero(env.action_masks()).tolist() == [env.env.action_id("meld 5H 6H 7H")]
