@@ -314,16 +314,40 @@ class raw_env(AECEnv):
             return action_mask(engine.legal_actions(st), size=self.num_actions)
         return np.zeros(self.num_actions, dtype=np.int8)
 
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32 (obs_size(n, kind),), "action_mask": int8 (N,)}`` for ``agent``;
-        fresh arrays the caller may keep."""
+    def _seat(self, agent: str) -> int:
         try:
             seat = self.agent_name_mapping[agent]
         except KeyError:
             raise ValueError(f"unknown agent {agent!r}; agents: {', '.join(self.possible_agents)}") from None
         if self.state is None:
             self._started()  # raises: observe before reset
+        return seat
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 (obs_size(n, kind),), "action_mask": int8 (N,)}`` for ``agent``;
+        fresh arrays the caller may keep.
+
+        Raises:
+            ValueError: an unknown agent. RuntimeError: before the first ``reset``.
+        """
+        seat = self._seat(agent)
         return {"observation": self._obs(seat).copy(), "action_mask": self._mask(seat)}
+
+    def observation_of(self, agent: str) -> np.ndarray:
+        """``observe(agent)["observation"]`` without building the mask (a fresh array).
+
+        Raises:
+            ValueError: an unknown agent. RuntimeError: before the first ``reset``.
+        """
+        return self._obs(self._seat(agent)).copy()
+
+    def action_mask_of(self, agent: str) -> np.ndarray:
+        """``observe(agent)["action_mask"]`` without copying the observation (a fresh int8 array).
+
+        Raises:
+            ValueError: an unknown agent. RuntimeError: before the first ``reset``.
+        """
+        return self._mask(self._seat(agent))
 
     # ------------------------------------------------------------------ positions and text
     def _started(self) -> GameState:

@@ -176,8 +176,9 @@ class SingleAgentEnv(gym.Env):
                 **self.env.infos[self.env.possible_agents[self.seat]]}
 
     def _observation(self) -> np.ndarray:
-        """The learner's observation (a fresh float32 array), through the env's public ``observe``."""
-        return self.env.observe(self.env.possible_agents[self.seat])["observation"]
+        """The learner's observation (a fresh float32 array), through the env's public
+        ``observation_of`` (``observe`` without the mask)."""
+        return self.env.observation_of(self.env.possible_agents[self.seat])
 
     def _all_opponents(self) -> list:
         opp = self.opponents
@@ -204,7 +205,7 @@ class SingleAgentEnv(gym.Env):
         """The learner's action mask (bool, shape ``(N,)``, ``N = action_space.n``): sb3-contrib's protocol."""
         if self._done:
             return np.zeros(self.action_space.n, dtype=bool)
-        return self.env.observe(self.env.possible_agents[self.seat])["action_mask"].astype(bool)
+        return self.env.action_mask_of(self.env.possible_agents[self.seat]).astype(bool)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The learner's action, then the opponents' moves until the learner is to move

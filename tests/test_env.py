@@ -479,3 +479,19 @@ def test_reset_options_and_calls_before_reset():
         e.step(0)
     with pytest.raises(ValueError, match="options must be a dict"):
         e.reset(options="x")
+
+
+def test_observation_of_and_action_mask_of_are_observes_pieces():
+    e = rummy_v0.raw_env(rules="turnover", num_players=3)
+    e.reset(seed=5)
+    for a in e.possible_agents:
+        full = e.observe(a)
+        obs, mask = e.observation_of(a), e.action_mask_of(a)
+        assert obs.tobytes() == full["observation"].tobytes() and mask.dtype == np.int8
+        assert (mask == full["action_mask"]).all()
+        obs[:] = -1  # a fresh array: changing it changes nothing
+        assert e.observe(a)["observation"].tobytes() == full["observation"].tobytes()
+    with pytest.raises(ValueError, match="unknown agent"):
+        e.observation_of("player_9")
+    with pytest.raises(RuntimeError, match="reset"):
+        rummy_v0.raw_env().action_mask_of("player_0")
