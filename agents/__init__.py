@@ -102,6 +102,38 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     raise ValueError(f"unknown agent {name!r}; {_allowed()}")
 
 
+def table_misfit(agent: Any, rules: Any) -> str | None:
+    """Why ``agent`` cannot play a table of ``rules`` (a ``Rules``), or ``None`` when it can
+    or does not say (a scripted agent reads any table). A trained policy says what it
+    was trained on (``PPOAgent.obs_shape`` / ``n_actions``, ``OnnxAgent.obs_dim`` /
+    ``num_actions``); the observation size and the action count of a table follow from
+    its player count and kind (``rummy_env.observation.table_for``: a 500 Rum table's
+    differ from a standard one's, RULES.md §10.4). The answer names both tables."""
+    from rummy_env.actions import num_actions, table_kind
+    from rummy_env.observation import obs_size, table_for
+
+    kind = table_kind(rules)
+    want_dim, want_acts = obs_size(rules.num_players, kind), num_actions(kind)
+    dim = getattr(agent, "obs_dim", None)
+    if dim is None:
+        shape = getattr(agent, "obs_shape", None)
+        dim = shape[0] if isinstance(shape, tuple) and len(shape) == 1 else None
+    acts = getattr(agent, "num_actions", None)
+    if not isinstance(acts, int):
+        acts = getattr(agent, "n_actions", None)
+    here = f"a {rules.num_players}-player {kind} table"
+    if isinstance(dim, int) and dim != want_dim:
+        try:
+            n, k = table_for(dim)
+            theirs = f"a {n}-player {k} table"
+        except ValueError:
+            theirs = f"observations of {dim} entries"
+        return f"it was trained for {theirs}, this is {here} (observations of {want_dim} entries)"
+    if isinstance(acts, int) and acts != want_acts:
+        return f"it chooses among {acts} actions, {here} has {want_acts}"
+    return None
+
+
 def _load_ppo(path: str, seed: int | None, name: str) -> Any:
     from .ppo_agent import PPOAgent
 
@@ -111,4 +143,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "table_misfit", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]

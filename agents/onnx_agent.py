@@ -134,16 +134,17 @@ class OnnxAgent:
         if obs.ndim == 1:
             obs, mask = obs[None], mask[None]
         if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
-            from rummy_env.observation import players_for
+            from rummy_env.observation import table_for
 
             why = ""
             try:
-                players = players_for(obs.shape[1]) if obs.ndim == 2 else None
+                table = table_for(obs.shape[1]) if obs.ndim == 2 else None
             except ValueError:
-                players = None
-            if players is not None:
-                why = (f": this policy was trained for a {self.spec['rules']['num_players']}-player table, "
-                       f"and this observation is from a {players}-player table")
+                table = None
+            if table is not None:
+                why = (f": this policy was trained for a {self.spec['rules']['num_players']}-player "
+                       f"{self.spec['actions']['kind']} table, and this observation is from a {table[0]}-player "
+                       f"{table[1]} table")
             raise ValueError(f"observation must have shape ({self.obs_dim},) or (batch, {self.obs_dim}), "
                              f"got {obs.shape}{why}")
         na = self.num_actions

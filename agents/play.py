@@ -29,30 +29,35 @@ QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("?", "h", "help", "moves")
 
 
-def make_opponent(name: str, seed: int | None, console: Console, obs_dim: int | None = None) -> tuple[Any, str]:
-    """``(agent, name used)``; ``pretrained`` falls back to ``heuristic``, with a message,
-    when no policy is shipped or when the shipped one was trained for another table
-    (its observation is not ``obs_dim`` long: another player count or kind of table).
+def make_opponent(name: str, seed: int | None, console: Console, rules: Any = None) -> tuple[Any, str]:
+    """``(agent, name used)`` for a table of ``rules`` (a ``Rules``; ``None``: not checked).
+    ``pretrained`` (the default) falls back to ``heuristic``, with a message, when no
+    policy is shipped or when the shipped one was trained for another table (another
+    player count or kind of table: ``rummy_env.agents.table_misfit``).
 
     Raises:
-        ValueError: an unknown name or a missing or corrupt policy (from ``make_agent``).
+        ValueError: an unknown name, a missing or corrupt policy (from ``make_agent``), or
+            a policy named by ``ppo:``/``onnx:`` that cannot play this table (the message
+            says why and names the agents that can).
     """
     from rummy_env import agents
 
-    if name.strip().lower() == "pretrained":
+    pretrained = name.strip().lower() == "pretrained"
+    if pretrained:
         path = getattr(agents, "PRETRAINED_PATH", None)
         if path is not None and not os.path.isfile(path):
             console.print(f"no pretrained policy is shipped ({escape(str(path))} is missing); "
                           "playing against 'heuristic' instead")
             return agents.make_agent("heuristic", seed=seed), "heuristic"
-        agent = agents.make_agent(name, seed=seed)
-        shape = getattr(agent, "obs_shape", None)
-        if obs_dim is not None and shape is not None and shape != (obs_dim,):
-            console.print("the shipped policy was trained for the classic heads-up table, not this one; "
-                          "playing against 'heuristic' instead")
-            return agents.make_agent("heuristic", seed=seed), "heuristic"
+    agent = agents.make_agent(name, seed=seed)
+    why = None if rules is None else agents.table_misfit(agent, rules)
+    if why is None:
         return agent, name
-    return agents.make_agent(name, seed=seed), name
+    if pretrained:
+        console.print(f"the shipped policy cannot play this table ({why}); playing against 'heuristic' instead")
+        return agents.make_agent("heuristic", seed=seed), "heuristic"
+    raise ValueError(f"--opponent {name!r} cannot play this table: {why}; use heuristic, greedy, random or "
+                     "search, or a policy trained for this table")
 
 
 class Game:
@@ -87,7 +92,7 @@ class Game:
         for q in range(n):
             if q != seat:
                 agent, used = make_opponent(opponent, None if seed is None else seed + 1 + q, console,
-                                            self.env.observation_space(self.me)["observation"].shape[0])
+                                            self.env.rules)
                 self.opponents[q] = agent
         self.opponent_name = used
         self.env.reset(seed=seed)
@@ -119,7 +124,8 @@ class Game:
         c.print(f"stock: {len(st.stock)} cards   top discard: {up}   discard pile: {len(st.discard)} cards")
         if rules.draw == "dig":  # the whole pile is spread face up (RULES.md §10.4)
             pile = " ".join(CARD_TEXT[x] for x in st.discard) or "-"
-            c.print(f"discard pile, bottom to top: {pile}  (dig with 'draw discard <card>')")
+            hint = ("  (dig with 'draw discard <card>')" if st.phase != PLAY and len(st.discard) > 1 else "")
+            c.print(f"discard pile, bottom to top: {pile}{hint}")
         if rules.scoring == "melds":
             mp = "   ".join(("you" if q == self.seat else f"player_{q}") + f" {st.meld_points[q]}"
                            for q in range(rules.num_players))
@@ -250,10 +256,15 @@ class Game:
                 ob = env.observe(agent)
                 a = int(self.opponents[q].act(ob["observation"], ob["action_mask"]))
                 text = env.action_text(a)
-                if a == 1 and env.state.discard:
-                    from rummy_env.cards import CARD_TEXT
+                from rummy_env.actions import DIG_BASE
+                from rummy_env.cards import CARD_TEXT
 
+                if a == 1 and env.state.discard:
                     text += f" (takes {CARD_TEXT[env.state.discard[-1]]})"
+                elif a >= DIG_BASE:  # a dig: the card and every card above it (RULES.md §10.4)
+                    pile = env.state.discard
+                    taken = pile[pile.index(a - DIG_BASE):]
+                    text += f" (takes {' '.join(CARD_TEXT[x] for x in taken)})"
                 env.step(a)
                 c.print(f"player_{q} plays: {text}")
             if env.terminations[self.me] or env.state.hand_number != hand_before:
@@ -264,7 +275,8 @@ class Game:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponent", default="pretrained", metavar="NAME",
                         help="agent for the other seat(s), as make_agent takes it: pretrained (default; "
-                             "heuristic when none is shipped), heuristic, greedy, random, ppo:PATH, onnx:DIR")
+                             "heuristic when none is shipped or it does not fit the table), heuristic, greedy, random, search, "
+                             "ppo:PATH, onnx:DIR")
     parser.add_argument("--rules", default="classic", metavar="PRESET", help="rules preset (default classic)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 moves first after the dealer; default 0)")

@@ -147,8 +147,18 @@ class PPOAgent:
         """
         obs = np.asarray(observation, dtype=np.float32)
         if self.obs_shape is not None and obs.shape != self.obs_shape:
-            raise ValueError(f"observation shape {obs.shape} does not fit the policy's {self.obs_shape} "
-                             "(trained for another player count?)")
+            from rummy_env.observation import table_for
+
+            def table(shape: tuple) -> str:
+                try:
+                    n, kind = table_for(shape[0]) if len(shape) == 1 else (None, None)
+                except ValueError:
+                    n = None
+                return f"a {n}-player {kind} table" if n else f"shape {shape}"
+
+            raise ValueError(f"observation shape {obs.shape} does not fit the policy's {self.obs_shape}: the "
+                             f"policy was trained for {table(self.obs_shape)}, the observation is from "
+                             f"{table(obs.shape)}")
         mask = np.asarray(action_mask).astype(bool)
         if not mask.any():
             raise ValueError("no legal action in the mask: this seat is not to move")

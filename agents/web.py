@@ -213,30 +213,11 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
     return Opponent(name, name), name
 
 
-def misfit(agent: Any, obs_dim: int, n_actions: int) -> str | None:
-    """Why ``agent`` cannot play a table whose observation has ``obs_dim`` entries and
-    whose action space is ``Discrete(n_actions)``, or ``None`` when it can (or does not
-    say: a scripted agent reads any table). A policy says what it was trained on
-    (``PPOAgent.obs_shape`` / ``n_actions``, ``OnnxAgent.obs_dim`` / ``num_actions``)."""
-    dim = getattr(agent, "obs_dim", None)
-    if dim is None:
-        shape = getattr(agent, "obs_shape", None)
-        dim = shape[0] if isinstance(shape, tuple) and len(shape) == 1 else None
-    acts = getattr(agent, "num_actions", None)
-    if not isinstance(acts, int):
-        acts = getattr(agent, "n_actions", None)
-    if isinstance(dim, int) and dim != obs_dim:
-        return f"its observation has {dim} entries, this table's {obs_dim}"
-    if isinstance(acts, int) and acts != n_actions:
-        return f"it chooses among {acts} actions, this table has {n_actions}"
-    return None
-
-
 def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, rules: Rules,
                  seed: int | None) -> tuple[Any, str, str | None]:
     """``(agent, name, note)``: the opponent built for a heads-up table of ``rules``.
 
-    When the agent does not fit the table (``misfit``: another player count or kind of
+    When the agent does not fit the table (``rummy_env.agents.table_misfit``: another player count or kind of
     table, e.g. the shipped classic policy at a 500 Rum table, RULES.md §10.4) and
     ``make_opponent`` has a ``fallback`` (the default opponent), that agent plays
     instead, and ``note`` says so; else ``note`` is ``None``.
@@ -245,13 +226,12 @@ def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, ru
         ValueError: the agent does not fit and has no fallback (the message names the
             table, why, and ``--agent heuristic``).
     """
-    from rummy_env.actions import num_actions, table_kind
-    from rummy_env.agents import make_agent
-    from rummy_env.observation import obs_size
+    from rummy_env.actions import table_kind
+    from rummy_env.agents import make_agent, table_misfit
 
     kind = table_kind(rules)
     agent = make_opponent(seed)
-    why = misfit(agent, obs_size(rules.num_players, kind), num_actions(kind))
+    why = table_misfit(agent, rules)
     if why is None:
         return agent, agent_name, None
     table = "a 500 Rum table" if kind == "rum500" else f"a {kind} {rules.num_players}-player table"

@@ -25,7 +25,8 @@ from typing import Any
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``rummy eval`` flags to ``parser``."""
     parser.add_argument("--agents", nargs="+", required=True, metavar="NAME",
-                        help="two or more agents: random, greedy, heuristic, pretrained, ppo:PATH, onnx:DIR")
+                        help="two or more agents: random, greedy, heuristic, search, search:OPTIONS, pretrained, "
+                             "ppo:PATH, onnx:DIR")
     parser.add_argument("--rules", default="classic", help="rules preset (default: classic)")
     parser.add_argument("--deals", type=int, default=200,
                         help="deals per table (match seeds when playing matches); each is played in every seat rotation")

@@ -14,6 +14,7 @@ seed whatever the worker count.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import multiprocessing as mp
 import random
@@ -518,17 +519,24 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
         ``summarize(...)`` plus ``settings`` and ``records`` (one dict per game).
 
     Raises:
-        ValueError: bad agents, rules, deals or workers (names are checked before play).
+        ValueError: bad agents, rules, deals or workers (names are checked before play), or a
+            policy trained for another table (``rummy_env.agents.table_misfit``).
     """
-    from rummy_env.agents import make_agent
+    from rummy_env.agents import make_agent, table_misfit
 
     r = _resolve_rules(rules, players)
     matches = resolve_matches(r, matches)
     for s in agents:
         if isinstance(s, str):
-            make_agent(s)  # fail fast with make_agent's message
+            a = make_agent(s)  # fail fast with make_agent's message
         elif not hasattr(s, "act"):
             raise ValueError(f"an agent must be a make_agent name or an object with act(); got {s!r}")
+        else:
+            a = s
+        why = table_misfit(a, r)  # a policy trained for another table (RULES.md §10.4 tables differ)
+        if why is not None:
+            raise ValueError(f"agent {s if isinstance(s, str) else type(s).__name__!r} cannot play "
+                             f"{json.dumps(r.to_json())} with {r.num_players} players: {why}")
     names = unique_names(agents)
     tables = make_tables(len(agents), r.num_players)
     records = play_games(agents, tables, r, deals, seed, matches=matches, workers=workers, progress=progress)

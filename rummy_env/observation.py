@@ -95,9 +95,10 @@ _RUM500_PIECES = (
     ("discard_depth", 52, f"for each card in the discard pile, (cards above it + 1) / {STOCK_SCALE}: the upcard "
                           f"1/{STOCK_SCALE}, the bottom card len(pile)/{STOCK_SCALE}; 0 for cards not in the pile"),
     ("bound", 52, "the card the mover dug from the discard pile this turn and must still meld or lay off"),
-    ("meld_points", 1, f"points this seat melded and laid off this hand / {SCORE_SCALE}"),
+    ("meld_points", 1, f"points the observer melded and laid off this hand / {SCORE_SCALE}"),
 )
-_RUM500_OPP = (("meld_points", 1, f"points this seat melded and laid off this hand / {SCORE_SCALE}"),)
+_RUM500_OPP = (("meld_points", 1, f"points this seat (K places after the observer) melded and laid off this hand "
+                                  f"/ {SCORE_SCALE}"),)
 _RUM500_RULES = (
     ("rule_melds", 1, "1 under scoring='melds' (every seat scores its melds minus its hand)"),
     ("rule_dig", 1, "1 when the draw may dig the discard pile (draw='dig')"),

@@ -6,8 +6,9 @@ one (RULES.md §2 deal sizes, §3 turn phases, §4 melds, §6 recycles, §7 matc
 §10.4 meld points and a dig in progress) and raising ``PositionError`` when it is not.
 
 Fields beyond API.md's example: ``melded_this_turn``, ``hand_number``, ``known_cards``,
-``discards_by`` (what a round trip needs); under ``scoring="melds"`` ``meld_points``
-(per seat, the points melded and laid off this hand; default 0 on input); on a dig
+``discards_by`` (what a round trip needs); at a 500 Rum table (``actions.table_kind``)
+``meld_points`` (per seat, the points melded and laid off this hand; default 0 on input,
+else they must add up to the table's points); on a dig
 table ``bound`` (the card dug from the discard pile this turn that must still be
 melded or laid off, or null; RULES.md §10.4). The rules themselves live in
 ``engine.py``; this module only reads and writes positions.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .actions import num_actions
+from .actions import num_actions, table_kind
 from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, mask_points, parse_card
 from .engine import (DRAW, PHASES, PLAY, GameState, _finishable, _layoff_masks, _meld_from_id, _start_turn,
                      bound_playable)
@@ -67,7 +68,7 @@ def to_json(state: GameState) -> dict[str, Any]:
         "discards_by": [_texts(k) for k in state.discards_by],
         "hand_over": state.hand_over,
     }
-    if state.rules.scoring == "melds":
+    if table_kind(state.rules) == "rum500":
         d["meld_points"] = list(state.meld_points)
     if state.rules.draw == "dig":
         d["bound"] = None if state.bound < 0 else CARD_TEXT[state.bound]
@@ -148,10 +149,11 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     n = rules.num_players
     dig = rules.draw == "dig"
     melds_scoring = rules.scoring == "melds"
-    for key, ok in (("meld_points", melds_scoring), ("bound", dig)):
-        if key in obj and not ok:
-            raise _err(f"{key} is only for " + ("scoring='melds'" if key == "meld_points" else "draw='dig'")
-                       + " tables (RULES.md §10.4)")
+    rum = table_kind(rules) == "rum500"
+    for key, ok in (("meld_points", rum), ("bound", dig)):
+        if obj.get(key) is not None and not ok:
+            raise _err(f"{key} is only for " + ("500 Rum tables (scoring='melds' or draw='dig')" if key == "meld_points"
+                                                else "draw='dig' tables") + " (RULES.md §10.4)")
     s = GameState.__new__(GameState)
     s.rules = rules
     s.num_actions = num_actions(rules)
@@ -224,9 +226,19 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
 
     k = rules.cards_dealt
     melded = sum(len(m) for m in melds_c)
+    has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
+    mtt = obj.get("melded_this_turn", False)
+    if not isinstance(mtt, bool) or (mtt and phase == DRAW):
+        raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {mtt!r}")
+    if any(has_melded) and not melds_c:
+        raise _err(f"has_melded {has_melded} says a seat melded or laid off, but the table holds no meld "
+                   "(melds stay on the table until the hand ends)")
+    # a hand can outgrow the deal only by digging, and a seat that dug has melded or laid off
+    # (the dug card), or is the mover with the dug card still to play (RULES.md §10.4)
+    dug = [dig and (has_melded[i] or (i == cur and (mtt or bound >= 0))) for i in range(n)]
     for i, h in enumerate(hands):
         cap = k + (1 if i == cur and phase == PLAY else 0)
-        if dig:  # a dig takes several cards; only a seat that never melded is bounded
+        if dug[i]:
             cap = NUM_CARDS
         if len(h) > cap:
             raise _err(f"hands[{i}] has {len(h)} cards; at most {cap} can occur ({k} dealt"
@@ -234,7 +246,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if not h and not hand_over:
             raise _err(f"hands[{i}] is empty but the hand is not over")
     expect = n * k - sum(len(h) for h in hands) + (1 if phase == PLAY else 0)
-    if not dig and melded != expect and not (hand_over and phase == PLAY and melded == expect - 1):
+    if not any(dug) and melded != expect and not (hand_over and phase == PLAY and melded == expect - 1):
         raise _err(f"{melded} cards are in melds, but hand sizes say {expect} were melded or laid off "
                    f"({n} x {k} dealt, {sum(len(h) for h in hands)} in hands"
                    + (", +1 drawn this turn)" if phase == PLAY else ")"))
@@ -245,10 +257,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     s.melds = melds
     s.layoff_masks = _layoff_masks(melds, rules.aces)
     s.current, s.phase, s.drawn_from_discard = cur, phase, f
-    s.has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
-    mtt = obj.get("melded_this_turn", False)
-    if not isinstance(mtt, bool) or (mtt and phase == DRAW):
-        raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {mtt!r}")
+    s.has_melded = has_melded
     s.melded_this_turn = mtt
     if not hand_over:
         # a seat that has melded or laid off nothing holds exactly what it was dealt (+1
@@ -257,6 +266,9 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             extra = 1 if (i == cur and phase == PLAY) else 0
             melded_now = i == cur and mtt
             digging = i == cur and bound >= 0  # took two or more cards this turn (§10.4)
+            if digging and not s.has_melded[i] and not melded_now and len(h) < k + 2:
+                raise _err(f"hands[{i}] has {len(h)} cards with the dug card {CARD_TEXT[bound]} still to play and "
+                           f"nothing melded before: a dig takes two cards or more, so it holds at least {k + 2}")
             if not s.has_melded[i] and not melded_now and not digging and len(h) != k + extra:
                 raise _err(f"hands[{i}] has {len(h)} cards but has_melded[{i}] is false"
                            + (" and melded_this_turn is false" if i == cur and phase == PLAY else "")
@@ -288,14 +300,21 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     s.scores = list(sc)
     s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
     s.hand_number = hand_number
-    mp = obj.get("meld_points", [0] * n)
+    given_mp = obj.get("meld_points")
+    mp = [0] * n if given_mp is None else given_mp
     table_points = sum(mask_points(mask_of(m), rules.ace_points) for m in melds_c)
     if (not isinstance(mp, list) or len(mp) != n
             or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in mp)):
         raise _err(f"meld_points must be a list of {n} ints >= 0, got {str(mp)[:80]}")
-    if sum(mp) > table_points:
-        raise _err(f"meld_points {mp} add up to {sum(mp)}, more than the {table_points} points of the cards on "
-                   "the table (a seat scores only the cards it melded or laid off this hand)")
+    if given_mp is not None:
+        # every card on the table was melded or laid off this hand by some seat (§10.4)
+        if sum(mp) != table_points:
+            raise _err(f"meld_points {mp} add up to {sum(mp)}, but the cards on the table are worth "
+                       f"{table_points}: every card on the table scored for the seat that melded or laid it off")
+        for i in range(n):
+            if mp[i] and not has_melded[i] and not (i == cur and mtt):
+                raise _err(f"meld_points[{i}] is {mp[i]} but seat {i} has not melded or laid off this hand "
+                           "(has_melded false)")
     s.meld_points = list(mp)
     s.bound = bound
     s.known = [0] * n
@@ -323,9 +342,16 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if not isinstance(res, dict) or res.get("outcome") not in ("out", "dry", "stalled"):
             raise _err("a position whose hand is over needs its 'result' with outcome out, dry or stalled")
         s.result, s.payoffs = _check_result(res, n, sc, rules)
-        if melds_scoring and len(obj.get("meld_points", [])) != n:
-            # the hand's points are what it melded minus what it holds (§10.4)
-            s.meld_points = [p + mask_points(h, rules.ace_points) for p, h in zip(s.result["points"], s.hands)]
+        w = s.result["winner"]
+        if s.result["outcome"] == "out" and s.hands[w]:
+            raise _err(f"result says seat {w} went out, but hands[{w}] still holds {len(hands[w])} card(s)")
+        if melds_scoring:
+            held = [mask_points(h, rules.ace_points) for h in s.hands]
+            if given_mp is None:  # the hand's points are what it melded minus what it holds (§10.4)
+                s.meld_points = [p + v for p, v in zip(s.result["points"], held)]
+            elif s.result["points"] != [m - v for m, v in zip(mp, held)]:
+                raise _err(f"result.points {s.result['points']} are not meld_points {mp} minus the points held "
+                           f"{held} (RULES.md §10.4)")
         s._legal = []
         mw = obj.get("match_winners")
         if mw is not None:
@@ -382,7 +408,7 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
     melds_scoring = rules.scoring == "melds"
     if rummy and melds_scoring:
         raise _err("result.rummy cannot be true under scoring='melds' (RULES.md §10.4)")
-    cap = max_hand_points(rules)
+    cap = _deck_points(rules) if melds_scoring else max_hand_points(rules)
     lo = -cap if melds_scoring else 0
     pts = res.get("points")
     if (not isinstance(pts, list) or len(pts) != n

@@ -272,7 +272,7 @@ def test_onnx_agent_errors_name_what_is_missing_or_corrupt(pol, tmp_path):
     with pytest.raises(ValueError, match="observation must have shape"):
         a.act(np.zeros(10, np.float32), np.ones(NUM_ACTIONS, np.int8))
     from rummy_env.observation import obs_size
-    with pytest.raises(ValueError, match="trained for a 2-player table, and this observation is from a 3-player"):
+    with pytest.raises(ValueError, match="trained for a 2-player standard table, and this observation is from a 3-player standard table"):
         a.act(np.zeros(obs_size(3), np.float32), np.ones(NUM_ACTIONS, np.int8))
     with pytest.raises(ValueError, match="no legal action"):
         a.act(np.zeros(a.obs_dim, np.float32), np.zeros(NUM_ACTIONS, np.int8))

@@ -300,7 +300,7 @@ def test_state_round_trip_in_the_middle_of_a_dig():
 @pytest.mark.parametrize("change,msg", [
     (dict(bound="7H"), "draw phase"),                               # no dig in progress before the draw
     (dict(phase="play", bound="QS"), "not in the mover's hand"),   # QS lies in seat 1's hand
-    (dict(meld_points=[5, 0]), "more than the 0 points"),          # nothing is on the table
+    (dict(meld_points=[5, 0]), "are worth 0"),                     # nothing is on the table
     (dict(meld_points=[-1, 0]), "ints >= 0"),
 ])
 def test_bad_500_rum_fields_are_refused(change, msg):
@@ -361,11 +361,12 @@ from rummy_env.observation import action_mask  # noqa: E402
 from tests.test_properties import layoff_fits, melds_in_hand  # noqa: E402
 
 
-def usable_by_brute_force(hand, table, card, aces, layoffs):
+def usable_by_brute_force(hand, table, card, aces, layoffs, must_discard=False):
     """RULES.md §10.4 read directly: can ``card`` (in ``hand``, a set of cards) be melded
     or laid off this turn? Either a meld of the hand holds it, or after laying off other
-    hand cards one by one (any order, any end) it fits a meld on the table."""
-    if any(card in m for m in melds_in_hand(sorted(hand), aces)):
+    hand cards one by one (any order, any end) it fits a meld on the table; with
+    ``must_discard`` (§5) a card must be left over for the final discard."""
+    if any(card in m and (not must_discard or set(hand) - set(m)) for m in melds_in_hand(sorted(hand), aces)):
         return True
     if not layoffs:
         return False
@@ -375,7 +376,7 @@ def usable_by_brute_force(hand, table, card, aces, layoffs):
             for i, m in enumerate(table):
                 for end in ("set", "low", "high"):
                     if layoff_fits(c, m, end, aces):
-                        if c == card:
+                        if c == card and (not must_discard or len(hand) > 1):
                             return True
                         grown = [c] + m if end == "low" else m + [c]  # STATE order: rank order
                         if depth and rec(hand - {c}, table[:i] + [grown] + table[i + 1:], depth - 1):
@@ -391,7 +392,8 @@ def check_digs(s, legal):
     table = [[parse_card(c) for c in m] for m in state_json.to_json(s)["melds"]]
     for i, c in enumerate(s.discard[:-1]):
         taken = set(s.discard[i:])
-        ok = usable_by_brute_force(hand | taken, table, c, s.rules.aces, s.rules.layoffs)
+        ok = usable_by_brute_force(hand | taken, table, c, s.rules.aces, s.rules.layoffs,
+                                   s.rules.must_discard_to_go_out)
         assert ok == (DIG_BASE + c in legal), (CARD_TEXT[c], ok)
 
 
@@ -544,3 +546,93 @@ def test_single_agent_env_takes_a_dig_as_a_legal_action():
     assert not info["illegal_action"] and not terminated and reward == 0.0
     assert env.env.state.bound == parse_card("7H")
     assert np.flatnonzero(env.action_masks()).tolist() == [env.env.action_id("meld 5H 6H 7H")]
+
+
+def test_round_trip_at_a_dig_table_that_does_not_score_melds():
+    # a 500 Rum table by its draw alone: meld points are tracked, shown and written
+    rules = Rules.preset("classic", draw="dig", max_recycles=0)
+    hand, other = HAND_DIG[:10], OTHER[:10]
+    env = rummy_v0.raw_env(rules=rules)
+    env.reset(options={"state": position([hand, other], ["8C", "7H", "KC", "2D"], rules=rules.to_json())})
+    env.step(env.action_id("draw discard 7H"))
+    env.step(env.action_id("meld 5H 6H 7H"))
+    d = env.state_dict()
+    assert d["meld_points"] == [18, 0]
+    again = rummy_v0.raw_env(rules=rules)
+    again.reset(options={"state": d})
+    assert again.state_dict() == d
+    assert again.observe("player_0")["observation"].tobytes() == env.observe("player_0")["observation"].tobytes()
+
+
+ALL_HAND = ["6C", "7C", "7D", "7H", "KD", "2H", "4S", "9S", "JH", "3D", "QS", "TD", "AS"]
+ALL_OTHER = ["AC", "AD", "AH", "5C", "2C", "TH", "JD", "QD", "4H", "9H", "KH", "8D", "3C"]
+
+
+@pytest.mark.parametrize("hands,melds,change,msg", [
+    # a dig takes two cards or more: a never-melded mover with a dug card holds 13 + 2 at least
+    ([["KS", "QS", "JS"], ALL_OTHER], [], dict(phase="play", bound="KS"), "at least 15"),
+    ([ALL_HAND + ["8C"], ALL_OTHER], [], dict(phase="play", bound="8C"), "at least 15"),
+    # nothing on the table: nobody melded, so nobody dug and every hand is the deal's size
+    ([ALL_HAND, ALL_OTHER[:4]], [], dict(has_melded=[False, True]), "table holds no meld"),
+    ([ALL_HAND, ALL_OTHER + ["5D", "6D", "8H"]], [], {}, "at most 13"),
+    # every card on the table scored for whoever melded it this hand
+    ([ALL_HAND, ALL_OTHER[3:]], [["AC", "AD", "AH"]], dict(has_melded=[False, True], meld_points=[0, 0]),
+     "worth 3"),
+    ([ALL_HAND, ALL_OTHER[3:]], [["AC", "AD", "AH"]], dict(has_melded=[False, True], meld_points=[3, 0]),
+     "seat 0 has not melded"),
+])
+def test_impossible_500_rum_positions_are_refused(hands, melds, change, msg):
+    with pytest.raises(ValueError, match=msg):
+        state_json.from_json(position(hands, ["5S"], melds=melds, **change))
+
+
+def test_a_null_meld_points_or_bound_is_the_default():
+    d = position([ALL_HAND, ALL_OTHER], ["5S"], meld_points=None, bound=None)
+    assert state_json.from_json(d).meld_points == [0, 0]
+
+
+def test_a_finished_hand_must_agree_with_its_meld_points_and_its_winner():
+    # seat 0 went out (empty hand) after melding T J Q of hearts (30); seat 1 holds DRY_P1 (30 points)
+    used = set(DRY_P1) | {"TH", "JH", "QH"}
+    base = {"rules": "rum500", "hands": [[], DRY_P1], "stock": [c for c in ALL if c not in used][:10],
+            "discard": [c for c in ALL if c not in used][10:], "melds": [["TH", "JH", "QH"]],
+            "current_player": 0, "phase": "play", "has_melded": [True, False], "meld_points": [30, 0],
+            "scores": [30, -30], "hand_over": True,
+            "result": {"outcome": "out", "winner": 0, "rummy": False, "points": [30, -30]}}
+    assert state_json.from_json(base).result["points"] == [30, -30]
+    with pytest.raises(ValueError, match="are not meld_points"):
+        state_json.from_json(dict(base, scores=[34, -30], result=dict(base["result"], points=[34, -30])))
+    holding = dict(base, hands=[["KS"], DRY_P1], stock=[c for c in base["stock"] if c != "KS"],
+                   discard=[c for c in base["discard"] if c != "KS"])
+    with pytest.raises(ValueError, match="went out, but hands"):
+        state_json.from_json(holding)
+
+
+def test_a_policy_for_another_kind_of_table_is_refused_up_front(rum500_export):
+    from rummy_env.agents import make_agent, table_misfit
+    from rummy_env.cli import main as rummy
+
+    agent = make_agent(f"onnx:{rum500_export}")
+    assert table_misfit(agent, Rules.preset("rum500")) is None
+    why = table_misfit(agent, Rules.preset("classic"))
+    assert why == ("it was trained for a 2-player rum500 table, this is a 2-player standard table "
+                   "(observations of 548 entries)")
+    assert table_misfit(make_agent("heuristic"), Rules.preset("classic")) is None  # scripted: any table
+    from rummy_env.eval.tournament import run_tournament
+
+    with pytest.raises(ValueError, match="cannot play"):
+        run_tournament([f"onnx:{rum500_export}", "random"], rules="classic", deals=1)
+    import io
+
+    from rich.console import Console
+
+    from rummy_env.agents.play import Game
+
+    with pytest.raises(ValueError, match="--opponent .* cannot play this table: it was trained for a 2-player rum500"):
+        Game("classic", f"onnx:{rum500_export}", 0, 1, "hand", io.StringIO("q\n"), Console(file=io.StringIO()))
+    # the shipped classic policy, the default opponent, is replaced by the heuristic at a 500 Rum table
+    out = io.StringIO()
+    g = Game("rum500", "pretrained", 0, 1, "hand", io.StringIO("q\n"), Console(file=out))
+    assert g.opponent_name == "heuristic" and "cannot play this table" in out.getvalue()
+    assert rummy(["eval", "--agents", f"onnx:{rum500_export}", "random", "--rules", "classic", "--deals", "1",
+                  "--quiet"]) != 0

@@ -379,8 +379,9 @@ def test_take_the_upcard_and_aces_low_lessons(client):
 def test_bad_states_are_refused(client, table):
     pos = load_positions()["lay_off"]["state"]
     h0, h1 = pos["hands"]
-    over = dict(pos, hand_over=True, scores=[5, 0],
-                result={"outcome": "out", "winner": 0, "rummy": False, "points": [5, 0]})
+    # a finished hand (a stalled one: a hand that went out needs the winner's hand empty)
+    over = dict(pos, hand_over=True, turn=300, result={"outcome": "stalled", "winner": None, "rummy": False,
+                                                       "points": [0, 0]})
     cases = [
         ({"state": dict(pos, hands=[h0 + [h1[0]], h1])}, 422, "appears twice"),
         ({"state": dict(pos, stock=pos["stock"][1:])}, 422, "missing"),
@@ -751,8 +752,9 @@ def test_rum500_default_opponent_falls_back_to_heuristic_with_a_note():
 
 
 def test_rum500_an_agent_that_does_not_fit_is_refused_clearly():
-    with pytest.raises(ValueError, match=r"cannot play a 500 Rum table \(its observation has 548 entries, "
-                                         r"this table's 656\).*--agent heuristic"):
+    with pytest.raises(ValueError, match=r"cannot play a 500 Rum table \(it was trained for a 2-player standard "
+                                         r"table, this is a 2-player rum500 table \(observations of 656 entries\)\)"
+                                         r".*--agent heuristic"):
         WebTable(MisfitMaker(None), "onnx:/x", rules="rum500")
     t = WebTable(MisfitMaker(None), "onnx:/x", rules="classic")
     with TestClient(create_app(t)) as c:
