@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
-NUM_ACTIONS = {"standard": 579, "rum500": 631}  # rummy_v0's Discrete(N) per table kind; checked against spec.json
+from rummy_env.actions import TABLE_KINDS, num_actions
+
+NUM_ACTIONS = {kind: num_actions(kind) for kind in TABLE_KINDS}  # Discrete(N) per table kind; checked against spec.json
 _INPUTS = ("observation", "action_mask")
 _OUTPUTS = ("masked_logits", "action")
 

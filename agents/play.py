@@ -262,8 +262,9 @@ class Game:
                 if a == 1 and env.state.discard:
                     text += f" (takes {CARD_TEXT[env.state.discard[-1]]})"
                 elif a >= DIG_BASE:  # a dig: the card and every card above it (RULES.md §10.4)
-                    pile = env.state.discard
-                    taken = pile[pile.index(a - DIG_BASE):]
+                    from rummy_env.engine import dig_taken
+
+                    taken = dig_taken(env.state.discard, a - DIG_BASE)
                     text += f" (takes {' '.join(CARD_TEXT[x] for x in taken)})"
                 env.step(a)
                 c.print(f"player_{q} plays: {text}")

@@ -285,7 +285,7 @@ def _upcard_useful(hand: int, up: int, s: GameState, aces: str, ap: int) -> bool
 def _checked(s: GameState, a: int, check: bool) -> None:
     if check:
         s._legal = None
-        assert a in engine.legal_actions(s), f"rollout chose illegal {engine.action_text(a)}"
+        assert a in engine.legal_actions(s), f"rollout chose illegal {engine.action_text(a, s.num_actions)}"
         engine.apply(s, a)
     else:
         _fast_apply(s, a)

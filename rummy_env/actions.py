@@ -97,9 +97,9 @@ ACTION_TEXTS: tuple[str, ...] = _build_texts()
 assert len(ACTION_TEXTS) == NUM_ACTIONS_RUM500
 
 
-def action_text(action: int, n: int = NUM_ACTIONS_RUM500) -> str:
+def action_text(action: int, n: int = NUM_ACTIONS) -> str:
     """The text of an action id (API.md's action text); ``n`` is the table's action
-    count (``num_actions``; default: every id of every kind).
+    count (``num_actions``; default 579, a standard table; 631 reads the digs too).
 
     Raises:
         ValueError: ``action`` is not an int in ``0..n-1``.

@@ -494,7 +494,7 @@ def apply(state: GameState, action: int) -> None:
     if type(action) is not int or not 0 <= action < state.num_actions:  # the common case needs no call
         action = as_action_id(action, state.num_actions)
     if state.hand_over:
-        raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action)})")
+        raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action, state.num_actions)})")
     legal = legal_actions(state)
     if action not in legal:
         raise IllegalActionError(_illegal_reason(state, action))
@@ -519,11 +519,11 @@ def apply(state: GameState, action: int) -> None:
         return
     if action >= DIG_BASE:  # dig (§10.4): the card and every card above it; the card is bound
         card = action - DIG_BASE
-        i = state.discard.index(card)
+        cards = dig_taken(state.discard, card)
         taken = 0
-        for c in state.discard[i:]:
+        for c in cards:
             taken |= 1 << c
-        del state.discard[i:]
+        del state.discard[len(state.discard) - len(cards):]
         state.hands[p] |= taken
         state.known[p] |= taken
         state.bound = card
@@ -577,9 +577,9 @@ def _end_turn(s: GameState) -> None:
     _start_turn(s)
 
 
-def _safe_text(action: Any) -> str:
+def _safe_text(action: Any, n: int) -> str:
     try:
-        return repr(action_text(action))
+        return repr(action_text(action, n))
     except ValueError:
         return repr(action)
 
@@ -594,7 +594,7 @@ def _illegal_reason(state: GameState, action: Any) -> str:
         return f"action must be an int in 0..{state.num_actions - 1}, got {action!r}"
     if not 0 <= a < state.num_actions:
         return f"action must be an int in 0..{state.num_actions - 1}, got {a}"
-    text = action_text(a)
+    text = action_text(a, state.num_actions)
     who = f"player {state.current}"
     is_draw = a <= DRAW_DISCARD or a >= DIG_BASE
     if state.phase == DRAW and not is_draw:
@@ -675,8 +675,7 @@ def _end_hand(s: GameState, outcome: str, winner: int | None, by_discard: bool =
     penalty = rules.scoring == "penalty"
     if rules.scoring == "melds":  # every seat: melded minus held, whatever the outcome (§10.4)
         points = [s.meld_points[q] - dw[q] for q in range(n)]
-        total = sum(points)
-        payoffs = [points[q] - (total - points[q]) / (n - 1) for q in range(n)]
+        payoffs = melds_payoffs(points)
     elif outcome == "out":
         rummy = (not s.has_melded[winner] and rules.rummy_multiplier > 1
                  and not (rules.rummy_needs_no_discard and by_discard))
@@ -712,6 +711,20 @@ def _end_hand(s: GameState, outcome: str, winner: int | None, by_discard: bool =
         s.match_over = True
         best = min(s.scores) if penalty else max(s.scores)
         s.match_winners = [q for q in range(n) if s.scores[q] == best]
+
+
+def melds_payoffs(points: list[int]) -> list[float]:
+    """The zero-sum payoffs of a hand scored by melds (RULES.md §10.4): each seat's hand
+    points minus the mean of the other seats' (floats; ``points`` has one entry a seat)."""
+    n, total = len(points), sum(points)
+    return [p - (total - p) / (n - 1) for p in points]
+
+
+def dig_taken(discard: list, card: Any) -> list:
+    """The cards a dig of ``card`` takes from ``discard`` (bottom first): ``card`` and
+    every card above it, bottom first (RULES.md §10.4). Raises ``ValueError`` when
+    ``card`` is not in the pile."""
+    return discard[discard.index(card):]
 
 
 def match_payoffs(state: GameState) -> list[float]:

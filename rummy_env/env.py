@@ -2,7 +2,7 @@
 
 Version history:
     v0: first release. Observation layout ``observation.layout(n)``, action layout
-        ``actions.ACTION_RANGES`` (``Discrete(579)``). Since 0.5 a 500 Rum table
+        ``actions.ACTION_RANGES`` (``Discrete(579)``). Since 500 Rum (unreleased) a 500 Rum table
         (``actions.table_kind(rules) == "rum500"``, RULES.md §10.4) has its own layouts,
         ``layout(n, "rum500")`` and ``action_ranges("rum500")`` (``Discrete(631)``);
         every other table is unchanged.
@@ -49,7 +49,7 @@ from . import engine, state_json
 from .actions import action_text, num_actions, table_kind
 from .cards import CARD_TEXT, cards_of, sort_key
 from .engine import GameState, IllegalActionError
-from .observation import Encoder, action_mask, obs_size
+from .observation import Encoder, action_mask, obs_low, obs_size
 from .rules import Rules
 
 
@@ -134,7 +134,7 @@ class raw_env(AECEnv):
         obs_space = spaces.Dict(
             {
                 # match totals may go negative at a 500 Rum table (RULES.md §10.4)
-                "observation": spaces.Box(low=-np.inf if self.kind == "rum500" else 0.0, high=np.inf,
+                "observation": spaces.Box(low=obs_low(self.kind), high=np.inf,
                                           shape=(obs_size(n, self.kind),), dtype=np.float32),
                 "action_mask": spaces.Box(low=0, high=1, shape=(self.num_actions,), dtype=np.int8),
             }
@@ -242,7 +242,7 @@ class raw_env(AECEnv):
 
     @property
     def _payoff_type(self) -> type:
-        return float if self.rules.scoring == "melds" else int
+        return float if self.kind == "rum500" else int  # INFO_KEYS: floats at every 500 Rum table
 
     def step(self, action: int | None) -> None:
         """Apply the selected agent's action (an id in ``0..N-1``, ``N = self.num_actions``).
@@ -381,7 +381,7 @@ class raw_env(AECEnv):
 
     def legal_action_texts(self) -> list[str]:
         """The texts of the legal actions of the agent to move."""
-        return [action_text(a) for a in engine.legal_actions(self._started())]
+        return [action_text(a, self.num_actions) for a in engine.legal_actions(self._started())]
 
     def legal_actions(self) -> list[int]:
         """The ids of the legal actions of the agent to move (the mask's ones)."""

@@ -138,6 +138,13 @@ def layout(num_players: int, kind: str = "standard") -> tuple[tuple[str, int, in
     return tuple(out)
 
 
+def obs_low(kind: str = "standard") -> float:
+    """The low bound of the observation ``Box`` of a table kind: 0 at a standard table,
+    ``-inf`` at a 500 Rum table, whose match totals may be negative (RULES.md §10.4).
+    The env and the training envs declare the same Box."""
+    return -np.inf if kind == "rum500" else 0.0
+
+
 def obs_size(num_players: int, kind: str = "standard") -> int:
     """Length of the observation vector for ``num_players`` at a table of ``kind``
     (548 for 2 players at a standard table, 656 at a 500 Rum table)."""
@@ -684,7 +691,7 @@ class RandomAgent(SeededAgent):
 
 
 __all__ = [
-    "layout", "obs_size", "offsets", "players_for", "table_for", "num_card_planes", "Encoder", "rule_features",
+    "layout", "obs_low", "obs_size", "offsets", "players_for", "table_for", "num_card_planes", "Encoder", "rule_features",
     "decode_cards", "action_mask", "action_mask_into", "action_masks_into", "PlayerView", "SeededAgent", "RandomAgent",
     "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
     "SCORE_SCALE", "HAND_SCALE", "MULTIPLIER_SCALE", "ACES_ORDER", "MIN_PLAYERS", "MAX_PLAYERS",

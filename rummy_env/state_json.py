@@ -21,7 +21,7 @@ from typing import Any
 from .actions import num_actions, table_kind
 from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, mask_points, parse_card
 from .engine import (DRAW, PHASES, PLAY, GameState, _finishable, _layoff_masks, _meld_from_id, _start_turn,
-                     bound_playable)
+                     bound_playable, melds_payoffs)
 from .melds import meld_of_cards
 from .rules import Rules
 
@@ -86,8 +86,9 @@ MAX_HAND_NUMBER = 10**6
 def max_hand_points(rules: Rules) -> int:
     """An upper bound of the points one hand can score (RULES.md §5): every card but the
     winner's at its highest deadwood value (ace_points or 10), times the rummy
-    multiplier (under ``scoring="melds"``, §10.4: every card's value, won or lost). A
-    STATE's scores are bounded by it (plus the target)."""
+    multiplier. A STATE's scores are bounded by it (plus the target); under
+    ``scoring="melds"`` (§10.4) a hand's points lie within a deck's points either way
+    (``_deck_points``)."""
     return rules.rummy_multiplier * (NUM_CARDS * max(10, rules.ace_points))
 
 
@@ -416,8 +417,7 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
         raise _err(f"result.points must be a list of {n} ints in {lo}..{cap}, got {str(pts)[:80]}")
     if melds_scoring:
         # the hand's payoffs follow from its points: own minus the mean of the others' (§10.4)
-        total = sum(pts)
-        pay = [p - (total - p) / (n - 1) for p in pts]
+        pay = melds_payoffs(pts)
         given = res.get("payoffs", pay)
         if (not isinstance(given, list) or len(given) != n
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x - y) < 1e-6

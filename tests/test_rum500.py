@@ -636,3 +636,26 @@ def test_a_policy_for_another_kind_of_table_is_refused_up_front(rum500_export):
     assert g.opponent_name == "heuristic" and "cannot play this table" in out.getvalue()
     assert rummy(["eval", "--agents", f"onnx:{rum500_export}", "random", "--rules", "classic", "--deals", "1",
                   "--quiet"]) != 0
+
+
+def test_training_envs_declare_the_envs_observation_box_at_rum500():
+    from rummy_env import SingleAgentEnv
+    from rummy_env.train.subproc import make_pool
+    from rummy_env.train.vec_env import SelfPlayVecEnv
+
+    rules = Rules.preset("rum500")
+    venv = SelfPlayVecEnv(rules, make_pool({"random": 1.0}, 2, 0.5, seed=0), 2, seed=0)
+    single = SingleAgentEnv(rules="rum500")
+    assert venv.observation_space == single.observation_space  # SB3 compares them when a model is loaded
+    assert float(venv.observation_space.low[0]) == -np.inf and venv.action_space.n == 631
+
+
+def test_infos_payoffs_are_floats_at_every_500_rum_table_and_dig_texts_need_the_count():
+    from rummy_env.actions import action_text
+
+    env = rummy_v0.raw_env(rules=Rules.preset("classic", draw="dig", max_recycles=0))  # winner_takes, dig
+    env.reset(seed=1)
+    assert all(type(x) is float for x in env.infos["player_0"]["hand_result"]["payoffs"])
+    with pytest.raises(ValueError, match="0..578"):
+        action_text(600)  # a standard table's ids by default
+    assert action_text(600, 631) == "draw discard 9D" and env.action_text(600) == "draw discard 9D"

@@ -28,7 +28,7 @@ import gymnasium as gym
 import numpy as np
 
 from rummy_env.actions import num_actions, table_kind
-from rummy_env.observation import obs_size
+from rummy_env.observation import obs_low, obs_size
 from rummy_env.rules import Rules
 
 from .vec_env import BatchedVecEnv
@@ -146,7 +146,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
         n = rules.num_players
         n_act = num_actions(rules)
         dim = obs_size(n, table_kind(rules))
-        super().__init__(n_envs, gym.spaces.Box(0.0, np.inf, shape=(dim,), dtype=np.float32),
+        super().__init__(n_envs, gym.spaces.Box(obs_low(table_kind(rules)), np.inf, shape=(dim,), dtype=np.float32),
                          gym.spaces.Discrete(n_act))
         self.per = n_envs // workers
         ctx = mp.get_context("spawn")

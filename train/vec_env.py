@@ -17,9 +17,10 @@ plays one random seat per hand, the reward is the learner's own hand payoff time
 Every game draws from its own generator (``numpy.random.SeedSequence(seed).spawn``):
 its deals, its learner seat, its opponents, its snapshots' sampling noise, and its own
 copy of each scripted baseline (seeded from it), so a game's trajectory does not depend
-on the other games of the batch nor on the order they are stepped in: stepping a game
-alone gives the same observations, masks, rewards and dones
-(``tests/test_batched.py``).
+on the other games of the batch nor on the order they are stepped in (up to the last
+bits of a snapshot's batched forward pass, which torch may compute differently for
+another batch size): stepping a game alone gives the same observations, masks, rewards
+and dones (``tests/test_batched.py``).
 
 Implements SB3's ``VecEnv`` and sb3-contrib's ``action_masks`` protocol.
 """
@@ -35,7 +36,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env import engine
 from rummy_env.actions import num_actions, table_kind
-from rummy_env.observation import Encoder, action_masks_into, obs_size
+from rummy_env.observation import Encoder, action_masks_into, obs_low, obs_size
 from rummy_env.rules import Rules
 
 from .pool import OpponentPool, SnapshotAgent
@@ -119,7 +120,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
         self.encoder = Encoder.for_rules(rules)
         dim, n_act = obs_size(self.n, table_kind(rules)), num_actions(rules)
         self.n_actions = n_act
-        obs_space = gym.spaces.Box(0.0, np.inf, shape=(dim,), dtype=np.float32)
+        obs_space = gym.spaces.Box(obs_low(table_kind(rules)), np.inf, shape=(dim,), dtype=np.float32)
         super().__init__(n_envs, obs_space, gym.spaces.Discrete(n_act))
         self.obs = self._buffer(obs_out, "obs_out", (n_envs, dim), np.float32)
         self.masks = self._buffer(mask_out, "mask_out", (n_envs, n_act), np.int8)
