@@ -65,6 +65,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
+from rummy_env import engine
 from rummy_env.rules import PRESETS, Rules
 
 try:  # the web extra; FastAPI reads the endpoints' annotations from this module's globals
@@ -344,23 +345,12 @@ class TableGame:
         return "you" if seat == self.seat else "computer"
 
     def _meld_targets(self, sd: dict[str, Any], layoffs: list[tuple[int, str]]) -> dict[int, int]:
-        """For each legal lay-off id, the index of the table meld it extends (found by
-        playing it on a copy of the position)."""
-        from rummy_env import rummy_v0
+        """For each legal lay-off id, the index of the table meld it extends
+        (``engine.layoff_target``; ``sd`` lists the melds in the engine's order)."""
+        from rummy_env.actions import LAYOFF_BASE
 
-        out: dict[int, int] = {}
-        before = [set(m) for m in sd["melds"]]
-        for a, text in layoffs:
-            card = text.split()[1]
-            scratch = rummy_v0.raw_env(rules=self.env.rules)
-            scratch.reset(seed=0, options={"state": sd})
-            scratch.step(a)
-            after = [set(m) for m in scratch.state_dict()["melds"]]
-            for i, m in enumerate(before):
-                if (m | {card}) in after:
-                    out[a] = i
-                    break
-        return out
+        melds = self.env.state.melds
+        return {a: engine.layoff_target(melds, *divmod(a - LAYOFF_BASE, 3)) for a, _ in layoffs}
 
     def view(self) -> dict[str, Any]:
         """The table as the person sees it (JSON-able). Keys: ``seat``, ``agent``,

@@ -446,26 +446,37 @@ def _meld_from_id(mid: int) -> Meld:
     return Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid])
 
 
-def _do_layoff(melds: list[Meld], card: int, end: int) -> None:
+def layoff_target(melds: list[Meld], card: int, end: int) -> int:
+    """The index in ``melds`` (the table, in the order laid down) of the meld that laying
+    ``card`` (0..51) off at ``end`` (0 set, 1 low end of a run, 2 high end) extends: the
+    first meld laid down that takes it (RULES.md §3-§4: a 3-card set of its rank, or a
+    run of its suit whose end is next to it), or -1 when none does."""
     bit = 1 << card
     rank, suit = card % 13, card // 13
-    for m in melds:
+    for i, m in enumerate(melds):
         if end == 0:
             if m.kind == SET and m.key == rank and m.mask.bit_count() == 3:
-                m.mask |= bit
-                return
+                return i
         elif m.kind != SET and m.key == suit:
             if end == 1 and m.lo - 1 == rank:
-                m.lo -= 1
-            elif end == 2 and (m.hi + 1) % 13 == rank and m.hi + 1 <= 13 and not m.mask & bit:
-                m.hi += 1
-            else:
-                continue
-            m.mask |= bit
-            if m.hi - m.lo == 12:  # the full suit has one form, A..K (as in the catalogue)
-                m.lo, m.hi = 0, 12
-            return
-    raise AssertionError("no meld takes the card")  # guarded by legality
+                return i
+            if end == 2 and (m.hi + 1) % 13 == rank and m.hi + 1 <= 13 and not m.mask & bit:
+                return i
+    return -1
+
+
+def _do_layoff(melds: list[Meld], card: int, end: int) -> None:
+    i = layoff_target(melds, card, end)
+    if i < 0:
+        raise AssertionError("no meld takes the card")  # guarded by legality
+    m = melds[i]
+    m.mask |= 1 << card
+    if end == 1:
+        m.lo -= 1
+    elif end == 2:
+        m.hi += 1
+    if m.kind != SET and m.hi - m.lo == 12:  # the full suit has one form, A..K (as in the catalogue)
+        m.lo, m.hi = 0, 12
 
 
 # ---------------------------------------------------------------- applying actions
