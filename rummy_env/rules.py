@@ -30,13 +30,9 @@ def default_hand_size(num_players: int) -> int:
     return 10 if num_players == 2 else 7 if num_players <= 4 else 6
 
 
-def preset_hand_size(preset_name: str | None, num_players: int) -> int:
-    """Cards dealt to each player when ``hand_size`` is null: the preset's own deal
-    (``rum500``: 13 heads-up, 7 for 3-6 players, RULES.md §10.5) or the count by
-    players of RULES.md §2 (``default_hand_size``)."""
-    if preset_name == "rum500":
-        return 13 if num_players == 2 else 7
-    return default_hand_size(num_players)
+RUM500_DEAL = "rum500_deal"
+"""``hand_size`` of the ``rum500`` preset: resolved on construction to 13 heads-up and 7
+for 3-6 players (RULES.md §10.5), so the options written out deal the same game."""
 
 
 def default_target(num_players: int) -> int:
@@ -55,9 +51,10 @@ class Rules:
     Fields:
         num_players: 2-6.
         hand_size: cards dealt to each player, or ``None`` for the count by
-            players (RULES.md §2; the ``rum500`` preset deals 13 heads-up and 7 for
-            3-6 players, §10.5); 1-13, and at most ``50 // num_players`` so an
-            upcard and a stock remain.
+            players (RULES.md §2), or ``RUM500_DEAL`` (the ``rum500`` preset's: set on
+            construction to 13 heads-up and 7 for 3-6 players, §10.5; like
+            ``target="by_players"``, ``replace(num_players=...)`` keeps the number);
+            1-13, and at most ``50 // num_players`` so an upcard and a stock remain.
         aces: ``"low"``, ``"high"`` or ``"either"`` (RULES.md §4).
         ace_points: deadwood value of an ace, 1 or 11.
         layoffs: whether cards may be laid off on table melds.
@@ -108,6 +105,9 @@ class Rules:
         if not _is_int(n) or not 2 <= n <= 6:
             raise ValueError(f"num_players must be an int from 2 to 6, got {n!r}")
         hs = self.hand_size
+        if hs == RUM500_DEAL:
+            hs = 13 if n == 2 else 7
+            object.__setattr__(self, "hand_size", hs)
         if hs is not None:
             if not _is_int(hs) or not 1 <= hs <= 13:
                 raise ValueError(f"hand_size must be null (by players) or an int from 1 to 13, got {hs!r}")
@@ -157,9 +157,9 @@ class Rules:
 
     @property
     def cards_dealt(self) -> int:
-        """Cards dealt to each player: ``hand_size`` or the preset's deal by players
-        (RULES.md §2, §10.5; ``preset_hand_size``)."""
-        return self.hand_size if self.hand_size is not None else preset_hand_size(self.preset_name, self.num_players)
+        """Cards dealt to each player: ``hand_size`` or the count by players (RULES.md §2,
+        ``default_hand_size``)."""
+        return self.hand_size if self.hand_size is not None else default_hand_size(self.num_players)
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> "Rules":
@@ -269,7 +269,8 @@ PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     ),
     "stalemate": dict(target=BY_PLAYERS),
     "practice": dict(target=None, rummy_multiplier=1, dry_trigger="on_request"),
-    "rum500": dict(scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1),
+    "rum500": dict(scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1,
+                   hand_size=RUM500_DEAL),
 }
 PRESET_PLAYERS: dict[str, tuple[int, int]] = {
     "classic": (2, 2),

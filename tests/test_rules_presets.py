@@ -19,8 +19,9 @@ EXPECTED_PRESETS = {
                      dry_hand="lowest_deadwood"),
     "stalemate": dict(DEFAULTS, target=100),
     "practice": dict(DEFAULTS, target=None, rummy_multiplier=1, dry_trigger="on_request"),
-    # §10.5: scoring melds, dig, target 500, no recycle, rummy_multiplier 1 (the deal is tested below)
-    "rum500": dict(DEFAULTS, scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1),
+    # §10.5: scoring melds, dig, target 500, no recycle, rummy_multiplier 1
+    "rum500": dict(DEFAULTS, scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1,
+                   hand_size=13),  # §10.5: 13 cards heads-up (7 for 3-6 players, tested below)
 }
 PLAYER_RANGES = {"classic": (2, 2), "turnover": (2, 6), "deadwood": (2, 6), "stalemate": (2, 4), "practice": (2, 2),
                  "rum500": (2, 6)}

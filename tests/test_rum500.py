@@ -40,6 +40,9 @@ def test_rum500_preset_and_its_deal():
     assert r.cards_dealt == 13
     for n in (3, 4, 5, 6):
         assert Rules.preset("rum500", num_players=n).cards_dealt == 7
+    # the deal is an option: the options written out deal the same game
+    assert Rules(**Rules.preset("rum500", num_players=3).options()).cards_dealt == 7
+    assert Rules(**r.options()).cards_dealt == 13
     assert table_kind(r) == "rum500" and table_kind(Rules.preset("classic")) == "standard"
     assert num_actions(r) == 631 and num_actions("standard") == NUM_ACTIONS == 579
 
