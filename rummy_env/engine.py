@@ -297,12 +297,12 @@ def legal_actions(state: GameState) -> list[int]:
     f = state.drawn_from_discard
     fbit = 0 if f < 0 else 1 << f
     must = rules.must_discard_to_go_out
-    layoff_set, layoff_low, layoff_high = state.layoff_masks
-    layoff_any = layoff_set | layoff_low | layoff_high
     if state.bound >= 0:
         out = _legal_bound_plays(state)
         state._legal = out
         return out
+    layoff_set, layoff_low, layoff_high = state.layoff_masks
+    layoff_any = layoff_set | layoff_low | layoff_high
     out = []
     for k, b in enumerate((hand & ~fbit).to_bytes(7, "little")):  # discards, a byte of cards at a time
         if b:
@@ -337,7 +337,8 @@ def bound_playable(hand: int, layoff_masks: tuple[int, int, int], bound: int, ru
     turn, on a table that takes ``layoff_masks``, with the turn then finishing legally
     (RULES.md §10.4, §3)?
 
-    It can exactly when a meld of the hand holds it, or when lay-offs are allowed and
+    ``bound`` must be a card of ``hand``. It can exactly when a meld of the hand holds
+    it, or when lay-offs are allowed and
     it can be laid off after other cards of the hand were laid off one after another
     (``meld_analysis.layoff_closure``): melding more cards first never opens a place
     for it that a larger meld of the hand would not already give. With
@@ -351,10 +352,13 @@ def bound_playable(hand: int, layoff_masks: tuple[int, int, int], bound: int, ru
             return True
     if not rules.layoffs or not (layoff_masks[0] | layoff_masks[1] | layoff_masks[2]):
         return False
-    if not must:
-        return bool(layoff_closure(hand, *layoff_masks, rules.aces) & bit)
+    closure = layoff_closure(hand, *layoff_masks, rules.aces)
+    if not closure & bit:
+        return False  # fewer cards never lay off more
+    if not must or hand & ~closure:
+        return True  # a card the chain does not need is left for the discard
     rest = hand & ~bit
-    while rest:  # keep card x back for the discard
+    while rest:  # every card lies on the chain: keep card x back for the discard
         x = rest & -rest
         rest ^= x
         if layoff_closure(hand & ~x, *layoff_masks, rules.aces) & bit:

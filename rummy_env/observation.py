@@ -153,7 +153,12 @@ def obs_size(num_players: int, kind: str = "standard") -> int:
 
 
 def offsets(num_players: int, kind: str = "standard") -> dict[str, slice]:
-    """Piece name -> slice of the observation vector."""
+    """Piece name -> slice of the observation vector of ``num_players`` at a table of
+    ``kind`` (``layout``).
+
+    Raises:
+        ValueError: an unknown kind.
+    """
     return {name: slice(off, off + size) for name, off, size, _ in layout(num_players, kind)}
 
 
@@ -233,6 +238,11 @@ class Encoder:
         self.card_bytes = (self.card_len + 7) // 8
         self.rule_off = offsets(num_players)["rule_aces"].start
         self.rum_off = obs_size(num_players)  # the 500 Rum pieces start after the standard layout
+        if kind == "rum500":  # where each 500 Rum piece starts, from the layout
+            off = {name: sl.start for name, sl in offsets(num_players, kind).items()}
+            self._depth, self._bound, self._meld_points = off["discard_depth"], off["bound"], off["meld_points"]
+            self._opp_meld_points = [off[f"opp{k}_meld_points"] for k in range(1, num_players)]
+            self._rule_melds, self._rule_dig = off["rule_melds"], off["rule_dig"]
         # the other seats in turn order after each seat (opp1 first)
         self.order: tuple[tuple[int, ...], ...] = tuple(
             tuple((seat + k) % num_players for k in range(1, num_players)) for seat in range(num_players)
@@ -252,7 +262,8 @@ class Encoder:
         t = np.zeros(self.size, dtype=np.float32)
         t[self.rule_off:self.rum_off] = rule_features(rules)
         if self.kind == "rum500":
-            t[-2:] = (rules.scoring == "melds", rules.draw == "dig")
+            t[self._rule_melds] = rules.scoring == "melds"
+            t[self._rule_dig] = rules.draw == "dig"
         self._template = t
         self._rules = rules
         self._target = (rules.target or 0) / SCORE_SCALE
@@ -303,15 +314,15 @@ class Encoder:
     def _rum500_into(self, row: np.ndarray, state: GameState, seat: int) -> None:
         """The 500 Rum pieces (``_RUM500_PIECES``) of ``seat``'s observation written into
         ``row``, whose 500 Rum entries hold zeros and the rule flags (RULES.md §10.4)."""
-        o = self.rum_off
+        d = self._depth
         for depth, c in enumerate(reversed(state.discard), start=1):
-            row[o + c] = depth / STOCK_SCALE
+            row[d + c] = depth / STOCK_SCALE
         if state.bound >= 0:
-            row[o + 52 + state.bound] = 1.0
+            row[self._bound + state.bound] = 1.0
         mp = state.meld_points
-        row[o + 104] = mp[seat] / SCORE_SCALE
-        for k, q in enumerate(self.order[seat]):
-            row[o + 105 + k] = mp[q] / SCORE_SCALE
+        row[self._meld_points] = mp[seat] / SCORE_SCALE
+        for i, q in zip(self._opp_meld_points, self.order[seat]):
+            row[i] = mp[q] / SCORE_SCALE
 
     def _rules_tail(self, rules: Rules) -> np.ndarray:
         """Everything after the position's scalars for ``rules``: the rule scalars (and at a
@@ -587,8 +598,8 @@ class PlayerView:
         self.lowest_deadwood = s[r["rule_lowest_deadwood"]] > 0.5
         self.cards_dealt = int(round(s[r["rule_cards_dealt"]] * HAND_SCALE))
         if kind == "rum500":
-            self.melds_scoring = s[-2] > 0.5
-            self.dig = s[-1] > 0.5
+            self.melds_scoring = s[r["rule_melds"]] > 0.5
+            self.dig = s[r["rule_dig"]] > 0.5
             depth = obs[ix.depth:ix.depth + 52]
             cards = np.flatnonzero(depth > 0)
             self.pile = [int(c) for c in cards[np.argsort(-depth[cards], kind="stable")]]
