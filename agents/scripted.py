@@ -78,25 +78,27 @@ class _Scripted(SeededAgent):
     # how much a card taken by a dig and left in hand counts against the dig (1 = its points)
     DIG_COST = 1.0
 
-    def dig_value(self, v: PlayerView, taken: int) -> float:
+    def dig_value(self, v: PlayerView, taken: int, base: int | None = None) -> float:
         """What taking ``taken`` (a 52-bit mask of discard-pile cards) is worth at a 500 Rum
         table (RULES.md §10.4: melded cards score for their maker, cards left in hand
-        count against it): the points the hand would meld or lay off with them beyond
-        what it melds without them, minus ``DIG_COST`` times the points of the taken
-        cards that would stay in hand."""
-        pts = _POINTS[v.ace_points]
+        count against it), in points: the points the hand would meld or lay off with them
+        beyond what it melds without them (``base``: those points, computed when None),
+        minus ``DIG_COST`` times the points of the taken cards that would stay in hand."""
+        ap = v.ace_points
         masks = v.layoff_masks if v.layoffs else None
-        _, m0, p0 = meld_plan(v.hand, v.aces, v.ace_points, masks)
-        _, m1, p1 = meld_plan(v.hand | taken, v.aces, v.ace_points, masks)
+        if base is None:
+            _, m0, p0 = meld_plan(v.hand, v.aces, ap, masks)
+            base = mask_points(m0 | p0, ap)
+        _, m1, p1 = meld_plan(v.hand | taken, v.aces, ap, masks)
         used = m1 | p1
-        gain = sum(pts[c] for c in cards_of(used)) - sum(pts[c] for c in cards_of(m0 | p0))
-        left = taken & ~used
-        return gain - self.DIG_COST * sum(pts[c] for c in cards_of(left))
+        return mask_points(used, ap) - base - self.DIG_COST * mask_points(taken & ~used, ap)
 
     def _dig(self, v: PlayerView) -> int | None:
         """The best legal dig if it is worth more than nothing and more than the upcard alone."""
         pile = v.pile
         best = None
+        _, m0, p0 = meld_plan(v.hand, v.aces, v.ace_points, v.layoff_masks if v.layoffs else None)
+        base = mask_points(m0 | p0, v.ace_points)  # what the hand melds without digging
         taken = (1 << pile[-1]) if pile else 0
         for depth in range(len(pile) - 2, -1, -1):
             c = pile[depth]
@@ -104,12 +106,12 @@ class _Scripted(SeededAgent):
             a = DIG_BASE + c
             if a not in v.dig_actions:
                 continue
-            val = self.dig_value(v, taken)
+            val = self.dig_value(v, taken, base)
             if best is None or val > best[0]:
                 best = (val, a)
         if best is None or best[0] <= 0:
             return None
-        if v.upcard >= 0 and self.dig_value(v, 1 << v.upcard) >= best[0]:
+        if v.upcard >= 0 and self.dig_value(v, 1 << v.upcard, base) >= best[0]:
             return None
         return best[1]
 

@@ -66,6 +66,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rummy_env import engine
+from rummy_env.actions import DIG_BASE, LAYOFF_BASE
+from rummy_env.cards import CARD_TEXT
 from rummy_env.rules import PRESETS, Rules
 
 try:  # the web extra; FastAPI reads the endpoints' annotations from this module's globals
@@ -344,13 +346,12 @@ class TableGame:
             return None
         return "you" if seat == self.seat else "computer"
 
-    def _meld_targets(self, sd: dict[str, Any], layoffs: list[tuple[int, str]]) -> dict[int, int]:
-        """For each legal lay-off id, the index of the table meld it extends
-        (``engine.layoff_target``; ``sd`` lists the melds in the engine's order)."""
-        from rummy_env.actions import LAYOFF_BASE
-
+    def _meld_targets(self, ids: list[int]) -> dict[int, int]:
+        """For each lay-off id of ``ids``, the index of the table meld it extends
+        (``engine.layoff_target``; the view lists the melds in the engine's order)."""
         melds = self.env.state.melds
-        return {a: engine.layoff_target(melds, *divmod(a - LAYOFF_BASE, 3)) for a, _ in layoffs}
+        return {a: engine.layoff_target(melds, *divmod(a - LAYOFF_BASE, 3)) for a in ids
+                if LAYOFF_BASE <= a < DIG_BASE}
 
     def view(self) -> dict[str, Any]:
         """The table as the person sees it (JSON-able). Keys: ``seat``, ``agent``,
@@ -385,16 +386,14 @@ class TableGame:
         if not hand_over and sd["current_player"] == me:
             ids = env.legal_actions()
             texts = [env.action_text(a) for a in ids]
-            targets = self._meld_targets(sd, [(a, t) for a, t in zip(ids, texts) if _action_kind(t) == "layoff"])
-            pile = sd["discard"]
+            targets = self._meld_targets(ids)
             for a, t in zip(ids, texts):
                 kind = _action_kind(t)
                 words = t.split()
                 cards = words[1:] if kind == "meld" else words[1:2] if kind in ("layoff", "discard") else []
-                if kind == "draw" and len(words) == 3:  # a dig (RULES.md §10.4): that card and all above it
+                if a >= DIG_BASE:  # a dig (RULES.md §10.4): that card and every card above it
                     kind = "dig"
-                    depth = len(pile) - 1 - pile[::-1].index(words[2])  # its topmost copy
-                    cards = list(pile[depth:])
+                    cards = [CARD_TEXT[c] for c in engine.dig_taken(env.state.discard, a - DIG_BASE)]
                 legal.append({"action": t, "id": int(a), "kind": kind, "cards": cards, "meld": targets.get(a)})
         melds = [{"cards": list(m), "kind": "set" if len({c[0] for c in m}) == 1 else "run"} for m in sd["melds"]]
         rules = env.rules

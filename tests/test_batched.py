@@ -219,9 +219,12 @@ def test_games_ending_at_different_steps_stay_in_step():
     assert not g1.state.hand_over and g1.state.current == g1.seat
     assert g1.state.hands[g1.seat].bit_count() == 10 and len(g1.state.stock) in (30, 31)
     assert obs[1].tobytes() == enc.encode(g1.state, g1.seat).tobytes()
-    # game 2: its own move then its greedy opponent's, nothing else
+    # game 2: the learner's draw (legal id 0, "draw stock") and nothing else: a draw does not
+    # end the turn, so the opponent does not move and the position is the draw applied alone
+    assert a2 == engine.DRAW_STOCK
     engine.apply(before, a2)
-    assert g2.state.hand_number == before.hand_number and g2.state.turn >= before.turn
+    assert state_json.to_json(g2.state) == state_json.to_json(before)
+    assert g2.state.phase == engine.PLAY and g2.state.current == g2.seat
     masks = venv.action_masks()
     assert (masks[1] == action_mask(engine.legal_actions(g1.state)).astype(bool)).all()
 
