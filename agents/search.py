@@ -601,8 +601,9 @@ class SearchAgent:
 
 
 def parse_options(text: str) -> dict[str, Any]:
-    """Budget options of ``make_agent("search:...")``: ``"N"`` (samples) or
-    ``"samples=N,depth=D,halving=H"`` (any subset).
+    """Options of ``make_agent("search:...")`` as a dict: ``"N"`` (samples) or
+    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B"`` (any subset; the
+    ranges and meanings are ``SearchAgent``'s).
 
     Raises:
         ValueError: an unknown option or a value that is not an int in range (the
@@ -642,7 +643,11 @@ def parse_options(text: str) -> dict[str, Any]:
 
 
 def make_search_agent(options: str = "", seed: int | None = None) -> SearchAgent:
-    """``SearchAgent`` with the budget options of ``parse_options``."""
+    """``SearchAgent`` seeded with ``seed`` and the options of ``parse_options(options)``.
+
+    Raises:
+        ValueError: an unknown option or a value out of range (``parse_options``).
+    """
     return SearchAgent(seed, **parse_options(options))
 
 

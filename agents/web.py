@@ -743,6 +743,8 @@ def make_server(table: WebTable, port: int = DEFAULT_PORT, log_level: str = "inf
 # ---------------------------------------------------------------------------- command line
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``rummy web`` (``--port``, ``--agent``, ``--rules``, ``--seed``,
+    ``--cache``, ``--log-level``) on ``parser``."""
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="P",
                         help=f"TCP port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
     parser.add_argument("--agent", default=DEFAULT_AGENT, metavar="NAME",

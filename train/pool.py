@@ -113,7 +113,8 @@ class SnapshotAgent:
         Gumbel noise to the masked logits (Gumbel-max): drawn from ``rng`` (default the
         agent's own) for the whole batch, or with ``rngs`` (one generator per row) row
         ``i``'s from ``rngs[i]``, so a row's action does not depend on the other rows
-        (what the batched training env uses: each game samples from its own stream)."""
+        (what the batched training env uses: each game samples from its own stream);
+        ``rngs`` wins when both are given."""
         logits = masked_logits(self.net, obs, masks)
         if self.greedy:
             return logits.argmax(axis=1)

@@ -188,6 +188,8 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
         return [c.recv() for c in self.conns]
 
     def reset(self) -> np.ndarray:
+        """Every worker deals its games and plays to the learner's first move:
+        float32 ``[n_envs, obs_dim]`` (a copy of the shared block)."""
         for c in self.conns:
             c.send(("reset", None))
         for c in self.conns:
@@ -199,7 +201,14 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
         for c in self.conns:
             c.send(("step", None))
 
-    def step_wait(self):
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """SB3's ``step_wait`` over the workers (``SelfPlayVecEnv.step_wait``'s arrays and
+        infos, the workers' games side by side; copies of the shared block).
+
+        Raises:
+            ValueError: an action illegal in its game: the worker's error, naming the
+                worker and its range of games.
+        """
         res = [c.recv() for c in self.conns]
         for w, r in enumerate(res):
             if isinstance(r, ValueError):  # the worker's game numbers are its own: name the batch's

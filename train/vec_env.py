@@ -238,6 +238,12 @@ class SelfPlayVecEnv(BatchedVecEnv):
         self._write_obs()
 
     def reset(self) -> np.ndarray:
+        """Deal every game from the seeds (``seed`` or SB3's ``VecEnv.seed``) and play the
+        opponents up to the learner's first move: float32 ``[n_envs, obs_dim]`` (a copy).
+
+        Raises:
+            RuntimeError: no deal of a game reaches the learner before the hand ends.
+        """
         self.reset_in_place()
         return self.obs.copy()
 
@@ -278,7 +284,15 @@ class SelfPlayVecEnv(BatchedVecEnv):
         self._write_obs()
         return infos
 
-    def step_wait(self):
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """SB3's ``step_wait``: the actions given to ``step_async`` (``step_in_place``):
+        observations float32 ``[n_envs, obs_dim]``, rewards float32 ``[n_envs]`` (the
+        learner's hand reward at the end of a hand, else 0), dones bool ``[n_envs]``, and
+        infos (see the class; empty while a hand goes on); copies.
+
+        Raises:
+            ValueError: an action illegal in its game (names the game and the action).
+        """
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         done_infos = self.step_in_place(self._actions, rewards, dones)
@@ -293,4 +307,5 @@ class SelfPlayVecEnv(BatchedVecEnv):
         pass
 
     def learner_seats(self) -> Sequence[int]:
+        """The learner's seat (0..n-1) in each game, in game order."""
         return [g.seat for g in self.games]
