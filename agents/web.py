@@ -518,17 +518,17 @@ class TableGame:
         Raises:
             Rejected: 409 the hand is not over, or the match is over.
         """
-        from rummy_env import rummy_v0
+        from rummy_env import state_json
 
         with self.lock:
-            sd = self.env.state_dict()
-            if not sd["hand_over"]:
+            st = self.env.state
+            if not st.hand_over:
                 raise Rejected(409, "the hand is not over yet: finish it first")
-            if "match_winners" in sd:
+            if st.match_over:
                 raise Rejected(409, "the match is over: start a new match")
-            dealer = rummy_v0.raw_env(rules=self.env.rules, episode="match")
-            dealer.reset(seed=self.rng.getrandbits(63), options={"state": sd})  # deals the next hand
-            self.env.reset(seed=self.rng.getrandbits(63), options={"state": dealer.state_dict()})
+            st = st.copy()
+            engine.next_hand(st, seed=self.rng.getrandbits(63))  # the deal passes to the left (§7)
+            self.env.reset(seed=self.rng.getrandbits(63), options={"state": state_json.to_json(st)})
             self.log = []
             return self._computer_turn()
 

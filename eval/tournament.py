@@ -17,7 +17,6 @@ import itertools
 import json
 import math
 import multiprocessing as mp
-import random
 import signal
 import sys
 from typing import Any, Callable, Sequence
@@ -237,8 +236,7 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
         if not matches or st.match_over:
             break
         hands += 1
-        st.rng = random.Random(hand_seed(seed, hands))
-        engine.next_hand(st)
+        engine.next_hand(st, seed=hand_seed(seed, hands))
     out = {
         "payoffs": [float(x) for x in (engine.match_payoffs(st) if matches else st.payoffs)],
         "winner": st.result["winner"] if not matches else (st.match_winners[0] if len(st.match_winners) == 1 else None),

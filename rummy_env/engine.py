@@ -165,16 +165,21 @@ def new_game(rules: Rules, seed: int | None = None) -> GameState:
     return s
 
 
-def next_hand(state: GameState) -> None:
+def next_hand(state: GameState, seed: int | None = None) -> None:
     """Deal the next hand of the match: the deal passes one seat left, totals stay (§2, §7).
+    With ``seed`` the hand is dealt from ``random.Random(seed)`` (and the hand's later
+    shuffles go on from it: duplicate matches deal each hand from its own seed); without,
+    from the match's own stream.
 
     Raises:
-        ValueError: the current hand is not over, or the match is over.
+        ValueError: the current hand is not over, or the match is over (nothing changes).
     """
     if not state.hand_over:
         raise ValueError("the current hand is not over yet")
     if state.match_over:
         raise ValueError("the match is over; start a new game")
+    if seed is not None:
+        state.rng = random.Random(seed)
     state.dealer = (state.dealer + 1) % state.rules.num_players
     state.hand_number += 1
     _deal(state)
