@@ -16,15 +16,32 @@ A 500 Rum table (``draw="dig"`` or ``scoring="melds"``, RULES.md §10.4: kind
 | dig | 579-630 | ``draw discard <card>``: take ``card`` (``id - 579``) and every card above it |
 
 so a standard-table policy's ids mean the same at a 500 Rum table.
+
+The deck variants (RULES.md §10.1-10.3) are kinds named by their features joined with
+``+`` (``"around"``, ``"jokers"``, ``"two_decks"``, ``"around+jokers"``, ...,
+``table_kind``). Each keeps the 579 standard ids and appends, in this order:
+
+| range | present when | meaning |
+| --- | --- | --- |
+| wrap_meld | ``around`` | ``meld <cards>`` of the 220 runs that turn the corner (catalogue ids 369-588) |
+| joker_discard | ``jokers`` | ``discard JK`` |
+| joker_layoff | ``jokers`` | ``layoff JK=<card> set|low|high``: ``first + 3 * card + end`` |
+| joker_meld | ``jokers`` | ``meld`` of a catalogue meld with 1 .. 2 jokers (4 with two decks), at most half its cards |
+
+Two decks alone add no action (a card is named, not its copy), so ``"two_decks"`` has
+``Discrete(579)`` and the standard ids; its observation shows counts. The layout of a
+kind is ``ActionLayout.of(kind)`` (built on first use, then cached).
 The actions tables of docs/env.md are generated from ``action_ranges(kind)`` (``python -m rummy_env.docs``).
 """
 from __future__ import annotations
 
+import itertools
 import operator
+from functools import lru_cache
 from typing import Any
 
-from .cards import CARD_TEXT, NUM_CARDS, CardError, mask_of, parse_card
-from .melds import MELD_ID_BY_MASK, NUM_MELDS, meld_cards_text
+from .cards import CARD_TEXT, JOKER, NUM_CARDS, CardError, mask_of, parse_card
+from .melds import MELD_ID_BY_MASK, MELD_KIND, MELD_MASK, NUM_MELDS, NUM_MELDS_AROUND, SET, meld_cards_text
 
 DRAW_STOCK = 0
 DRAW_DISCARD = 1
@@ -36,29 +53,48 @@ NUM_ACTIONS = LAYOFF_BASE + 3 * NUM_CARDS  # 579: the standard table's layout
 DIG_BASE = NUM_ACTIONS  # 579: ``draw discard <card>`` on a dig table
 NUM_ACTIONS_RUM500 = DIG_BASE + NUM_CARDS  # 631
 
-TABLE_KINDS = ("standard", "rum500")
+VARIANT_FEATURES = ("around", "jokers", "two_decks")
+"""The deck variants a kind of table is named by (RULES.md §10.1-10.3), in name order."""
+TABLE_KINDS = ("standard", "rum500") + tuple(
+    "+".join(c) for r in (1, 2, 3) for c in itertools.combinations(VARIANT_FEATURES, r))
 """The kinds of table, each with its own action layout and observation layout (API.md)."""
-_KIND_ACTIONS = {"standard": NUM_ACTIONS, "rum500": NUM_ACTIONS_RUM500}
 
 
 def table_kind(rules) -> str:
     """The kind of table ``rules`` (a ``Rules``) is: ``"rum500"`` when it digs the discard
-    pile or scores melds (RULES.md §10.4), else ``"standard"`` (every table of release 0.1)."""
-    return "rum500" if rules.draw == "dig" or rules.scoring == "melds" else "standard"
+    pile or scores melds (RULES.md §10.4); else the deck variants it plays joined by ``+``
+    (``"around"`` for ``aces="around"``, ``"jokers"`` for ``jokers=2``, ``"two_decks"`` for
+    ``decks=2``: RULES.md §10.1-10.3), or ``"standard"`` (every table of release 0.1)."""
+    if rules.draw == "dig" or rules.scoring == "melds":
+        return "rum500"
+    parts = [f for f, on in zip(VARIANT_FEATURES, (rules.aces == "around", rules.jokers > 0, rules.decks == 2)) if on]
+    return "+".join(parts) if parts else "standard"
+
+
+def kind_features(kind: str) -> frozenset:
+    """The deck variants of a kind (``"around+jokers"`` -> ``{"around", "jokers"}``).
+
+    Raises:
+        ValueError: an unknown kind (the message lists the kinds).
+    """
+    if kind not in TABLE_KINDS:
+        raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
+    return frozenset() if kind in ("standard", "rum500") else frozenset(kind.split("+"))
 
 
 def num_actions(kind_or_rules="standard") -> int:
     """``N`` of the ``Discrete(N)`` action space of a table kind (``"standard"``: 579,
-    ``"rum500"``: 631) or of a ``Rules``.
+    ``"rum500"``: 631, the deck variants' ``ActionLayout.of(kind).n``) or of a ``Rules``.
 
     Raises:
         ValueError: an unknown kind (the message lists the kinds).
     """
     kind = kind_or_rules if isinstance(kind_or_rules, str) else table_kind(kind_or_rules)
-    n = _KIND_ACTIONS.get(kind)
-    if n is None:
-        raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
-    return n
+    if kind == "standard":
+        return NUM_ACTIONS
+    if kind == "rum500":
+        return NUM_ACTIONS_RUM500
+    return ActionLayout.of(kind).n
 
 
 # (name, first id, count, meaning): the declared layout.
@@ -80,7 +116,9 @@ def action_ranges(kind: str = "standard") -> tuple[tuple[str, int, int, str], ..
         ValueError: an unknown kind.
     """
     num_actions(kind)
-    return ACTION_RANGES + ((_DIG_RANGE,) if kind == "rum500" else ())
+    if kind in ("standard", "rum500"):
+        return ACTION_RANGES + ((_DIG_RANGE,) if kind == "rum500" else ())
+    return ActionLayout.of(kind).ranges
 
 
 def _build_texts() -> tuple[str, ...]:
@@ -97,13 +135,19 @@ ACTION_TEXTS: tuple[str, ...] = _build_texts()
 assert len(ACTION_TEXTS) == NUM_ACTIONS_RUM500
 
 
-def action_text(action: int, n: int = NUM_ACTIONS) -> str:
+def action_text(action: int, n: "int | str" = NUM_ACTIONS) -> str:
     """The text of an action id (API.md's action text); ``n`` is the table's action
-    count (``num_actions``; default 579, a standard table; 631 reads the digs too).
+    count (``num_actions``; default 579, a standard table; 631 reads the digs too) or
+    its kind (``table_kind``: a deck variant's ids need it).
 
     Raises:
-        ValueError: ``action`` is not an int in ``0..n-1``.
+        ValueError: ``action`` is not an int in ``0..n-1``, or ``n`` an unknown kind.
     """
+    if isinstance(n, str):
+        if n not in ("standard", "rum500"):
+            lay = ActionLayout.of(n)
+            return lay.texts[checked_action_id(action, n=lay.n)]
+        n = num_actions(n)
     if type(action) is int and 0 <= action < n:
         return ACTION_TEXTS[action]
     return ACTION_TEXTS[checked_action_id(action, n=n)]
@@ -136,51 +180,176 @@ def layoff_id(card: int, end: int) -> int:
     return LAYOFF_BASE + 3 * card + end
 
 
-def parse_action(text: str) -> int | tuple[str, int]:
-    """Parse action text into an id (API.md's forms, cards in any order, case-insensitive).
+def _meld_form_text(mid: int, jokers: int) -> str:
+    """``meld`` text of catalogue meld ``mid`` with the cards of the 52-bit mask ``jokers``
+    played by jokers (``JK=5H``, API.md)."""
+    words = []
+    for t in meld_cards_text(mid):
+        c = parse_card(t)
+        words.append(f"JK={t}" if jokers >> c & 1 else t)
+    return "meld " + " ".join(words)
 
-    Returns the action id, or ``("layoff", card)`` for ``layoff <card>`` without an
-    end, which only a position can resolve (see ``engine.action_id``).
+
+class ActionLayout:
+    """The action layout of a deck-variant kind (RULES.md §10.1-10.3; module docstring).
+
+    Attributes:
+        kind: the kind; n: the ``Discrete(n)`` size; ranges: ``(name, first, count,
+            meaning)`` per range; texts: the text of every id (a tuple of ``n`` str).
+        meld_id: catalogue meld id -> the id of melding it without jokers (-1 when the
+            kind has no such meld: a run that turns the corner without ``around``).
+        form_id: ``(catalogue meld id, joker mask)`` -> the id of melding it with jokers
+            standing for the cards of the 52-bit joker mask (jokers tables).
+        form: action id -> ``(catalogue meld id, joker mask)`` for every meld id.
+        joker_discard: id of ``discard JK`` (-1 without jokers); joker_layoff: first id
+            of ``layoff JK=<card> <end>`` (``+ 3 * card + end``), -1 without jokers.
+        max_jokers: most jokers one meld may hold (2 per deck, RULES.md §10.2), 0 without.
+    """
+
+    def __init__(self, kind: str) -> None:
+        feats = kind_features(kind)
+        if not feats:
+            raise ValueError(f"{kind!r} has the fixed layout of actions.ACTION_RANGES (no deck variant)")
+        self.kind = kind
+        around, jokers = "around" in feats, "jokers" in feats
+        self.max_jokers = (4 if "two_decks" in feats else 2) if jokers else 0
+        texts = list(ACTION_TEXTS[:NUM_ACTIONS])
+        ranges = list(ACTION_RANGES)
+        self.meld_id = [MELD_BASE + m if m < NUM_MELDS else -1 for m in range(NUM_MELDS_AROUND)]
+        self.form: dict[int, tuple[int, int]] = {MELD_BASE + m: (m, 0) for m in range(NUM_MELDS)}
+        catalogue = NUM_MELDS_AROUND if around else NUM_MELDS
+        if around:
+            first = len(texts)
+            for m in range(NUM_MELDS, NUM_MELDS_AROUND):
+                self.meld_id[m] = len(texts)
+                self.form[len(texts)] = (m, 0)
+                texts.append("meld " + " ".join(meld_cards_text(m)))
+            ranges.append(("wrap_meld", first, len(texts) - first,
+                           f"`meld <cards>` of a run that turns the corner K-A-2 (RULES.md §10.1): id = {first} + "
+                           f"catalogue meld id - {NUM_MELDS} (55 per suit)"))
+        self.form_id: dict[tuple[int, int], int] = {}
+        self.joker_discard = self.joker_layoff = -1
+        if jokers:
+            self.joker_discard = len(texts)
+            texts.append("discard JK")
+            ranges.append(("joker_discard", self.joker_discard, 1, "`discard JK`: discard a joker"))
+            self.joker_layoff = len(texts)
+            texts += [f"layoff JK={CARD_TEXT[c]} {end}" for c in range(NUM_CARDS) for end in LAYOFF_ENDS]
+            ranges.append(("joker_layoff", self.joker_layoff, 3 * NUM_CARDS,
+                           f"`layoff JK=<card> set|low|high`: a joker laid off standing for <card>: id = "
+                           f"{self.joker_layoff} + 3*card + end (RULES.md §10.2)"))
+            first = len(texts)
+            for m in range(catalogue):
+                cards = [parse_card(t) for t in meld_cards_text(m)]
+                for j in range(1, min(self.max_jokers, len(cards) // 2) + 1):
+                    for combo in itertools.combinations(cards, j):
+                        jm = mask_of(combo)
+                        a = len(texts)
+                        self.form_id[(m, jm)] = a
+                        self.form[a] = (m, jm)
+                        texts.append(_meld_form_text(m, jm))
+            ranges.append(("joker_meld", first, len(texts) - first,
+                           f"`meld <cards>` with 1 to {self.max_jokers} jokers (`JK=<card>`, at most half the meld; "
+                           "RULES.md §10.2): per catalogue meld in id order, per joker count, per choice of the "
+                           "cards they stand for in meld order (itertools.combinations)"))
+        self.texts: tuple[str, ...] = tuple(texts)
+        self.ranges: tuple[tuple[str, int, int, str], ...] = tuple(ranges)
+        self.n = len(texts)
+
+    @staticmethod
+    @lru_cache(maxsize=None)
+    def of(kind: str) -> "ActionLayout":
+        """The (cached) layout of a deck-variant kind.
+
+        Raises:
+            ValueError: an unknown kind, or a kind without deck variants.
+        """
+        return ActionLayout(kind)
+
+
+def parse_action(text: str, kind: str = "standard"):
+    """Parse action text into an id of a ``kind`` of table (API.md's forms, cards in any
+    order, case-insensitive; jokers as ``JK`` and ``JK=5H`` at a jokers table).
+
+    Returns the action id, or ``("layoff", card)`` for ``layoff <card>`` without an end
+    (``("layoff", card, True)`` for ``layoff JK=<card>``), which only a position can
+    resolve (see ``engine.action_id``).
     ``draw discard <card>`` gives the dig id ``579 + card`` (RULES.md §10.4), which
     only a dig table has; ``engine.action_id`` turns the top card's into ``draw discard``.
 
     Raises:
-        ValueError: the text names no action; the message lists the forms.
+        ValueError: the text names no action of this kind; the message lists the forms.
     """
     forms = ("forms: 'draw stock', 'draw discard', 'draw discard 7H' (dig tables), 'meld 4H 5H 6H', "
-             "'layoff JC set|low|high', 'layoff JC', 'discard KS'")
+             "'meld 4H JK=5H 6H' (jokers), 'layoff JC set|low|high', 'layoff JC', 'layoff JK=7H high', "
+             "'discard KS', 'discard JK'")
+    lay = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
+    jokers = lay is not None and lay.max_jokers > 0
     if not isinstance(text, str):
         raise ValueError(f"action text must be a string, got {type(text).__name__}; {forms}")
     words = text.strip().split()
     if not words:
         raise ValueError(f"empty action text; {forms}")
     verb = words[0].lower()
+
+    def joker_of(w: str) -> int:
+        """The card a ``JK=<card>`` word stands for, or -1 for a plain card word."""
+        if w[:3].upper() != "JK=":
+            return -1
+        if not jokers:
+            raise ValueError(f"{text!r}: this table has no jokers (RULES.md §10.2)")
+        return parse_card(w[3:])
+
     try:
         if verb == "draw" and len(words) == 2 and words[1].lower() in ("stock", "discard"):
             return DRAW_STOCK if words[1].lower() == "stock" else DRAW_DISCARD
-        if verb == "draw" and len(words) == 3 and words[1].lower() == "discard":
+        if verb == "draw" and len(words) == 3 and words[1].lower() == "discard" and lay is None:
             return DIG_BASE + parse_card(words[2])
         if verb == "discard" and len(words) == 2:
-            return DISCARD_BASE + parse_card(words[1])
+            c = parse_card(words[1], joker=jokers)
+            return lay.joker_discard if c == JOKER else DISCARD_BASE + c
         if verb == "meld" and len(words) >= 2:
-            cards = [parse_card(w) for w in words[1:]]
+            cards, jm = [], 0
+            for w in words[1:]:
+                j = joker_of(w)
+                if j >= 0:
+                    jm |= 1 << j
+                    cards.append(j)
+                else:
+                    cards.append(parse_card(w, joker=jokers))
+                    if cards[-1] == JOKER:
+                        raise ValueError(f"{text!r}: a joker in a meld says which card it stands for, e.g. 'JK=5H'")
             mask = mask_of(cards)
             if len(set(cards)) != len(cards):
-                raise ValueError(f"{text!r} names a card twice")
+                raise ValueError(f"{text!r} names a card twice (a meld never holds a card twice, RULES.md §10.3)")
             mid = MELD_ID_BY_MASK.get(mask)
             if mid is None:
                 raise ValueError(
                     f"{text!r}: {' '.join(words[1:])} is not a set (3-4 cards of one rank) "
                     "or a run (3+ consecutive cards of one suit)"
                 )
-            return MELD_BASE + mid
+            if mid >= NUM_MELDS and (lay is None or lay.meld_id[mid] < 0):
+                raise ValueError(f"{text!r}: the run turns the corner K-A-2, which only aces='around' allows "
+                                 "(RULES.md §10.1)")
+            if not jm:
+                return MELD_BASE + mid if lay is None else lay.meld_id[mid]
+            a = lay.form_id.get((mid, jm))
+            if a is None:
+                raise ValueError(f"{text!r}: a meld holds at most as many jokers as natural cards, and at most "
+                                 f"{lay.max_jokers} (RULES.md §10.2)")
+            return a
         if verb == "layoff" and len(words) in (2, 3):
-            card = parse_card(words[1])
+            j = joker_of(words[1])
+            card = j if j >= 0 else parse_card(words[1], joker=jokers)
+            if card == JOKER:
+                raise ValueError(f"{text!r}: a joker laid off says which card it stands for, e.g. 'layoff JK=7H high'")
             if len(words) == 2:
-                return ("layoff", card)
+                return ("layoff", card, True) if j >= 0 else ("layoff", card)
             end = words[2].lower()
             if end not in LAYOFF_ENDS:
                 raise ValueError(f"{text!r}: the end of a lay-off is one of set, low, high")
+            if j >= 0:
+                return lay.joker_layoff + 3 * card + LAYOFF_ENDS.index(end)
             return layoff_id(card, LAYOFF_ENDS.index(end))
     except CardError as e:
         raise ValueError(f"{text!r}: {e}") from None

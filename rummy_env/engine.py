@@ -8,11 +8,15 @@ nothing when it is not there) before changing the position in place.
 
 Sections of RULES.md implemented here: §2 deal, §3 turn, §4 aces (through the
 catalogue), §5 going out and scoring, §6 an empty stock, §7 match play, §10.4 500 Rum
-(meld scoring and digging the discard pile). Writing and
+(meld scoring and digging the discard pile), and §10.1-10.3 (round-the-corner runs,
+jokers, two decks: the deck variants, played by ``_legal_variant`` / ``_apply_variant``
+on count masks, ``cards.count_add``; ``GameState.variant`` is their action layout and
+``None`` at every other table, whose path is unchanged). Writing and
 reading positions (API.md's STATE JSON) is ``state_json.py``.
 """
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -30,9 +34,12 @@ from .actions import (
     num_actions,
     parse_action,
 )
-from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_points
+from .actions import ActionLayout, table_kind
+from .cards import (CARD_TEXT, FULL_DECK, TEXT_OF, JOKER, LAYER, LAYER_MASK, NUM_CARDS, cards_of, count_add, count_cards,
+                    count_of, count_points, count_remove, count_remove_set, mask_points)
 from .meld_analysis import layoff_closure
-from .melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, SET, meld_layoff_masks, melds_in
+from .melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, NUM_MELDS, NUM_MELDS_AROUND, SET,
+                    meld_allowed, meld_layoff_masks, melds_in)
 from .rules import Rules
 
 DRAW, PLAY = 0, 1
@@ -47,17 +54,24 @@ class Meld:
     """A meld on the table: a set (``kind == SET``, ``key`` = rank) or a run
     (``kind == RUN``, ``key`` = suit, positions ``lo..hi`` with 13 = ace high).
 
-    ``mask`` is the 52-bit mask of its cards. Melds are never split; a lay-off
-    grows ``mask`` and, for a run, moves ``lo`` or ``hi`` by one."""
+    ``mask`` is the 52-bit mask of the cards it holds (the card a joker stands for
+    counted as that card); ``jokers`` the 52-bit mask of the cards of it that jokers
+    stand for (RULES.md §10.2; 0 without jokers). Melds are never split; a lay-off
+    grows ``mask`` and, for a run, moves ``lo`` or ``hi`` by one (``aces="around"``:
+    any ``lo`` in 0..12, positions ``p`` holding rank ``p % 13``)."""
 
-    __slots__ = ("mask", "kind", "key", "lo", "hi")
+    __slots__ = ("mask", "kind", "key", "lo", "hi", "jokers")
 
-    def __init__(self, mask: int, kind: int, key: int, lo: int, hi: int) -> None:
-        self.mask, self.kind, self.key, self.lo, self.hi = mask, kind, key, lo, hi
+    def __init__(self, mask: int, kind: int, key: int, lo: int, hi: int, jokers: int = 0) -> None:
+        self.mask, self.kind, self.key, self.lo, self.hi, self.jokers = mask, kind, key, lo, hi, jokers
 
     def copy(self) -> "Meld":
         """An independent copy (lay-offs change a meld in place)."""
-        return Meld(self.mask, self.kind, self.key, self.lo, self.hi)
+        return Meld(self.mask, self.kind, self.key, self.lo, self.hi, self.jokers)
+
+    def has_room_for_joker(self) -> bool:
+        """Whether one more joker keeps the meld at most half jokers (RULES.md §10.2)."""
+        return 2 * (self.jokers.bit_count() + 1) <= self.mask.bit_count() + 1
 
     def cards(self) -> list[int]:
         """The meld's cards, a run in rank order (ace high last)."""
@@ -66,11 +80,15 @@ class Meld:
         return [self.key * 13 + (p % 13) for p in range(self.lo, self.hi + 1)]
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Meld) and (self.mask, self.kind, self.lo, self.hi) == (
-            other.mask, other.kind, other.lo, other.hi)
+        return isinstance(other, Meld) and (self.mask, self.kind, self.lo, self.hi, self.jokers) == (
+            other.mask, other.kind, other.lo, other.hi, other.jokers)
+
+    def texts(self) -> list[str]:
+        """The meld's cards as text, a joker as ``JK=<card>`` (API.md)."""
+        return [("JK=" if self.jokers >> c & 1 else "") + CARD_TEXT[c] for c in self.cards()]
 
     def __repr__(self) -> str:
-        return "Meld(" + " ".join(CARD_TEXT[c] for c in self.cards()) + ")"
+        return "Meld(" + " ".join(self.texts()) + ")"
 
 
 class GameState:
@@ -97,6 +115,12 @@ class GameState:
             than the top card was taken: it must be melded or laid off this turn,
             RULES.md §10.4), or -1.
         num_actions: the table's action count (``actions.num_actions(rules)``).
+        variant: the ``actions.ActionLayout`` of a deck-variant table (RULES.md §10.1-10.3),
+            else ``None``. At such a table the hands and ``known`` are count masks
+            (``cards.count_add``: a card may be held twice, the joker, card 52, up to 4
+            times), ``stock`` and ``discard`` may repeat cards and hold the joker.
+        joker_masks: at a jokers table, ``(set, low, high)`` 52-bit masks of the cards
+            a joker may be laid off as (a meld with room for one more joker takes it).
         layoff_masks: ``(layoff_set, layoff_low, layoff_high)``, 52-bit masks of the
             cards the table takes as a lay-off on a set (its missing 4th card), at the
             low end and at the high end of a run (derived from ``melds``; RULES.md §3-§4).
@@ -107,7 +131,8 @@ class GameState:
         "rules", "hands", "stock", "discard", "melds", "current", "phase", "drawn_from_discard",
         "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
         "known", "discards_by", "hand_over", "result", "match_over", "match_winners",
-        "layoff_masks", "payoffs", "rng", "_legal", "meld_points", "bound", "num_actions",
+        "layoff_masks", "payoffs", "rng", "_legal", "meld_points", "bound", "num_actions", "variant",
+        "joker_masks",
     )
 
     def copy(self) -> "GameState":
@@ -135,6 +160,8 @@ class GameState:
         s.meld_points = list(self.meld_points)
         s.bound = self.bound
         s.num_actions = self.num_actions
+        s.variant = self.variant
+        s.joker_masks = self.joker_masks
         s.rng = random.Random()
         s.rng.setstate(self.rng.getstate())
         s._legal = self._legal
@@ -155,6 +182,8 @@ def new_game(rules: Rules, seed: int | None = None) -> GameState:
     s.rules = rules
     n = rules.num_players
     s.num_actions = num_actions(rules)
+    kind = table_kind(rules)
+    s.variant = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
     s.rng = random.Random(seed)
     s.scores = [0] * n
     s.dealer = n - 1
@@ -189,11 +218,19 @@ def _deal(s: GameState) -> None:
     rules = s.rules
     n = rules.num_players
     k = rules.cards_dealt
-    deck = list(range(NUM_CARDS))
-    s.rng.shuffle(deck)
     hands = [0] * n
-    for i in range(k * n):
-        hands[(s.dealer + 1 + i) % n] |= 1 << deck[i]
+    if s.variant is None:
+        deck = list(range(NUM_CARDS))
+        s.rng.shuffle(deck)
+        for i in range(k * n):
+            hands[(s.dealer + 1 + i) % n] |= 1 << deck[i]
+    else:  # §10.2-10.3: every card once per deck, the jokers
+        deck = list(range(NUM_CARDS)) * rules.decks + [JOKER] * (rules.jokers * rules.decks)
+        s.rng.shuffle(deck)
+        for i in range(k * n):
+            q = (s.dealer + 1 + i) % n
+            hands[q] = count_add(hands[q], deck[i])
+    s.joker_masks = (0, 0, 0)
     s.hands = hands
     s.discard = [deck[k * n]]
     s.stock = deck[k * n + 1:][::-1]  # top at the end
@@ -287,6 +324,9 @@ def legal_actions(state: GameState) -> list[int]:
     if state.hand_over:
         state._legal = []
         return state._legal
+    if state.variant is not None:
+        state._legal = out = _legal_variant(state) if state.phase == PLAY else _legal_variant_draws(state)
+        return out
     if state.phase == DRAW:
         out = []
         if state.stock or state.rules.dry_trigger == "on_request":
@@ -432,6 +472,245 @@ def _legal_bound_plays(state: GameState) -> list[int]:
     return out
 
 
+# ---------------------------------------------------------------- deck variants (§10.1-10.3)
+
+def _catalogue_runs(aces: str) -> tuple[tuple[int, int, int, int], ...]:
+    """``(meld id, suit, 13-bit suit pattern, length)`` of every catalogue run legal under ``aces``."""
+    out = []
+    for mid in range(NUM_SETS_END, NUM_MELDS_AROUND):
+        if meld_allowed(mid, aces):
+            s = MELD_KEY[mid]
+            out.append((mid, s, (MELD_MASK[mid] >> (13 * s)) & 0x1FFF, MELD_MASK[mid].bit_count()))
+    return tuple(out)
+
+
+NUM_SETS_END = 65
+_RUNS_BY_ACES = {aces: _catalogue_runs(aces) for aces in ("low", "high", "either", "around")}
+
+
+def _subsets(mask: int, k: int) -> list[int]:
+    """Every submask of ``mask`` with exactly ``k`` bits."""
+    bits = [1 << c for c in cards_of(mask)]
+    out = []
+    for combo in itertools.combinations(bits, k):
+        m = 0
+        for b in combo:
+            m |= b
+        out.append(m)
+    return out
+
+
+def meld_forms(naturals: int, jokers: int, aces: str, max_jokers: int) -> list[tuple[int, int]]:
+    """Every meld a hand can lay down at a deck-variant table (RULES.md §3, §10.1-10.3):
+    ``(catalogue meld id, joker mask)`` pairs, the joker mask the 52-bit mask of the meld's
+    cards that jokers stand for (at most ``min(jokers, max_jokers)`` of them and at most
+    half the meld, §10.2), every other card of the meld in ``naturals`` (the 52-bit mask of
+    the distinct natural cards held). A joker may stand for a card that is held."""
+    if not jokers or not max_jokers:
+        return [(mid, 0) for mid in melds_in(naturals, aces)]
+    jk = min(jokers, max_jokers)
+    out: list[tuple[int, int]] = []
+
+    def add(mid: int, mm: int, size: int) -> None:
+        missing = mm & ~naturals
+        nm = missing.bit_count()
+        top = min(jk, size // 2)
+        if nm > top:
+            return
+        held = mm & naturals
+        for extra in range(0, top - nm + 1):
+            for e in ([0] if extra == 0 else _subsets(held, extra)):
+                out.append((mid, missing | e))
+
+    for r in range(13):
+        have = (naturals >> r) & 1 | ((naturals >> (13 + r)) & 1) << 1 | ((naturals >> (26 + r)) & 1) << 2 \
+            | ((naturals >> (39 + r)) & 1) << 3
+        if not have:
+            continue  # a set needs one natural card at least (at most half jokers)
+        for mid in range(5 * r, 5 * r + 5):
+            add(mid, MELD_MASK[mid], 3 if mid % 5 < 4 else 4)
+    pats = [(naturals >> (13 * s)) & 0x1FFF for s in range(4)]
+    for mid, s, pat, size in _RUNS_BY_ACES[aces]:
+        p = pats[s]
+        if p and ((pat & ~p).bit_count() <= min(jk, size // 2)):
+            add(mid, MELD_MASK[mid], size)
+    out.sort()
+    return out
+
+
+def _variant_layoff_masks(melds: list[Meld], aces: str, jokers: bool) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The table's lay-off masks at a deck-variant table: for a natural card, and for a
+    joker (only melds with room for one more joker, RULES.md §10.2)."""
+    nat = [0, 0, 0]
+    jok = [0, 0, 0]
+    for m in melds:
+        t = meld_layoff_masks(m.kind, m.key, m.mask, m.lo, m.hi, aces)
+        nat[0] |= t[0]
+        nat[1] |= t[1]
+        nat[2] |= t[2]
+        if jokers and m.has_room_for_joker():
+            jok[0] |= t[0]
+            jok[1] |= t[1]
+            jok[2] |= t[2]
+    return (nat[0], nat[1], nat[2]), (jok[0], jok[1], jok[2])
+
+
+def _variant_move(state: GameState, action: int) -> tuple[int, list[Meld] | None, int]:
+    """What a play-phase action does at a deck-variant table, without doing it:
+    ``(hand after it, table after it or None when unchanged, card discarded or -1)``."""
+    lay = state.variant
+    hand = state.hands[state.current]
+    aces = state.rules.aces
+    if DISCARD_BASE <= action < MELD_BASE:
+        c = action - DISCARD_BASE
+        return count_remove(hand, c), None, c
+    if action == lay.joker_discard:
+        return count_remove(hand, JOKER), None, JOKER
+    if LAYOFF_BASE <= action < NUM_ACTIONS:
+        c, end = divmod(action - LAYOFF_BASE, 3)
+        trial = [m.copy() for m in state.melds]
+        _do_layoff(trial, c, end, aces)
+        return count_remove(hand, c), trial, -1
+    if lay.joker_layoff <= action < lay.joker_layoff + 3 * NUM_CARDS and lay.joker_layoff >= 0:
+        c, end = divmod(action - lay.joker_layoff, 3)
+        trial = [m.copy() for m in state.melds]
+        _do_layoff(trial, c, end, aces, joker=True)
+        return count_remove(hand, JOKER), trial, -1
+    mid, jm = lay.form[action]
+    rest = count_remove_set(hand, MELD_MASK[mid] & ~jm)
+    for _ in range(jm.bit_count()):
+        rest = count_remove(rest, JOKER)
+    return rest, state.melds + [Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid], jm)], -1
+
+
+def _variant_finishable(rest: int, melds: list[Meld], f: int, rules: Rules, jokers: bool) -> bool:
+    """Can a play phase with count mask ``rest`` left, on table ``melds``, still end
+    legally (RULES.md §3, decision)? ``f`` is the card taken from the discard pile this
+    turn (-1: none), which may not be discarded in either copy (§10.3)."""
+    must = rules.must_discard_to_go_out
+    if rest == 0:
+        return not must
+    fbit = 0 if f < 0 else 1 << f
+    if rest & LAYER_MASK & ~fbit:
+        return True
+    if must or not rules.layoffs:
+        return False
+    # every card left is a copy of f: each must be laid off (rare; a small search)
+    for end in range(3):
+        i = layoff_target(melds, f, end, rules.aces) if f != JOKER else -1
+        if i >= 0:
+            trial = [m.copy() for m in melds]
+            _do_layoff(trial, f, end, rules.aces)
+            if _variant_finishable(count_remove(rest, f), trial, f, rules, jokers):
+                return True
+    if f == JOKER:
+        for c in range(NUM_CARDS):
+            for end in range(3):
+                if layoff_target(melds, c, end, rules.aces, joker=True) >= 0:
+                    trial = [m.copy() for m in melds]
+                    _do_layoff(trial, c, end, rules.aces, joker=True)
+                    if _variant_finishable(count_remove(rest, JOKER), trial, f, rules, jokers):
+                        return True
+    return False
+
+
+def _legal_variant_draws(state: GameState) -> list[int]:
+    """The draw phase at a deck-variant table (RULES.md §3, §6): as at any table, except
+    that taking the upcard is illegal when the hand then holds only copies of it (two
+    decks, or jokers: none may be discarded this turn, §10.3) that cannot all be laid off."""
+    out = []
+    if state.stock or state.rules.dry_trigger == "on_request":
+        out.append(DRAW_STOCK)
+    if state.discard:
+        up = state.discard[-1]
+        hand = state.hands[state.current]
+        if hand & LAYER_MASK & ~(1 << up) or _variant_finishable(
+                count_add(hand, up), state.melds, up, state.rules, state.variant.max_jokers > 0):
+            out.append(DRAW_DISCARD)
+    return out
+
+
+def _legal_variant(state: GameState) -> list[int]:
+    """The play phase's legal ids at a deck-variant table (RULES.md §3, §10.1-10.3):
+    discards (no copy of the card taken from the discard pile), melds with or without
+    jokers, natural and joker lay-offs, each kept only when the turn can still end."""
+    lay = state.variant
+    rules = state.rules
+    hand = state.hands[state.current]
+    distinct = hand & LAYER_MASK
+    naturals = distinct & FULL_DECK
+    nj = count_of(hand, JOKER)
+    f = state.drawn_from_discard
+    fbit = 0 if f < 0 else 1 << f
+    out = []
+    for c in cards_of(distinct & ~fbit):
+        out.append(lay.joker_discard if c == JOKER else DISCARD_BASE + c)
+    jokers_on = lay.max_jokers > 0
+
+    def ok(rest: int, action: int) -> bool:
+        if rest & LAYER_MASK & ~fbit:
+            return True  # a card left that may be discarded
+        _, trial, _ = _variant_move(state, action)
+        return _variant_finishable(rest, state.melds if trial is None else trial, f, rules, jokers_on)
+
+    for mid, jm in meld_forms(naturals, nj, rules.aces, lay.max_jokers):
+        a = lay.meld_id[mid] if not jm else lay.form_id[(mid, jm)]
+        rest = count_remove_set(hand, MELD_MASK[mid] & ~jm)
+        for _ in range(jm.bit_count()):
+            rest = count_remove(rest, JOKER)
+        if ok(rest, a):
+            out.append(a)
+    if rules.layoffs:
+        masks = state.layoff_masks
+        h = naturals & (masks[0] | masks[1] | masks[2])
+        for c in cards_of(h):
+            rest = count_remove(hand, c)
+            for end in range(3):
+                if masks[end] >> c & 1:
+                    a = LAYOFF_BASE + 3 * c + end
+                    if ok(rest, a):
+                        out.append(a)
+        if nj:
+            jmasks = state.joker_masks
+            rest = count_remove(hand, JOKER)
+            for end in range(3):
+                for c in cards_of(jmasks[end]):
+                    a = lay.joker_layoff + 3 * c + end
+                    if ok(rest, a):
+                        out.append(a)
+    out.sort()
+    return out
+
+
+def _apply_variant(state: GameState, action: int) -> None:
+    """Apply a legal draw-from-discard or play-phase action at a deck-variant table (the
+    stock draw is ``apply``'s): RULES.md §3, §5, §10.1-10.3."""
+    p = state.current
+    if action == DRAW_DISCARD:
+        card = state.discard.pop()
+        state.hands[p] = count_add(state.hands[p], card)
+        state.known[p] = count_add(state.known[p], card)
+        state.drawn_from_discard = card
+        state.phase = PLAY
+        return
+    rest, trial, discarded = _variant_move(state, action)
+    state.hands[p] = rest
+    state.known[p] &= rest  # a count mask's layers: the copies still held (elementwise min)
+    if discarded >= 0:
+        state.discards_by[p] |= 1 << discarded
+        state.discard.append(discarded)
+        if not rest:
+            _end_hand(state, "out", p, by_discard=True)
+            return
+        _end_turn(state)
+        return
+    state.melds = trial
+    state.melded_this_turn = True
+    state.layoff_masks, state.joker_masks = _variant_layoff_masks(trial, state.rules.aces, state.variant.max_jokers > 0)
+    if not rest:
+        _end_hand(state, "out", p, by_discard=False)
+
+
 def _takes_after_meld(state: GameState, mid: int, card: int) -> bool:
     """Would the table take ``card`` as a lay-off once meld ``mid`` is down?"""
     if card < 0 or not state.rules.layoffs:
@@ -455,33 +734,48 @@ def _meld_from_id(mid: int) -> Meld:
     return Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid])
 
 
-def layoff_target(melds: list[Meld], card: int, end: int) -> int:
+def layoff_target(melds: list[Meld], card: int, end: int, aces: str | None = None, joker: bool = False) -> int:
     """The index in ``melds`` (the table, in the order laid down) of the meld that laying
     ``card`` (0..51) off at ``end`` (0 set, 1 low end of a run, 2 high end) extends: the
-    first meld laid down that takes it (RULES.md §3-§4: a 3-card set of its rank, or a
-    run of its suit whose end is next to it), or -1 when none does."""
+    first meld laid down that takes it (RULES.md §3-§4: a 3-card set of its rank without
+    its suit, or a run of its suit whose end is next to it; §10.3: a lay-off that fits two
+    melds goes on the first), or -1 when none does. ``aces`` (the table's option) is
+    needed for runs that turn the corner (``"around"``, §10.1); without it the table's
+    lay-off masks must already say the card fits (the standard path); ``joker``: the card
+    is a joker standing for ``card``, which only a meld with room for one more joker
+    takes (§10.2)."""
     bit = 1 << card
     rank, suit = card % 13, card // 13
     for i, m in enumerate(melds):
+        if joker and not m.has_room_for_joker():
+            continue
         if end == 0:
-            if m.kind == SET and m.key == rank and m.mask.bit_count() == 3:
+            if m.kind == SET and m.key == rank and m.mask.bit_count() == 3 and not m.mask & bit:
                 return i
         elif m.kind != SET and m.key == suit:
-            if end == 1 and m.lo - 1 == rank:
+            if aces is not None:  # exact under every aces option (the deck variants' paths pass it)
+                if meld_layoff_masks(m.kind, m.key, m.mask, m.lo, m.hi, aces)[end] & bit:
+                    return i
+            elif end == 1 and m.lo - 1 == rank:
                 return i
-            if end == 2 and (m.hi + 1) % 13 == rank and m.hi + 1 <= 13 and not m.mask & bit:
+            elif end == 2 and (m.hi + 1) % 13 == rank and m.hi + 1 <= 13 and not m.mask & bit:
                 return i
     return -1
 
 
-def _do_layoff(melds: list[Meld], card: int, end: int) -> None:
-    i = layoff_target(melds, card, end)
+def _do_layoff(melds: list[Meld], card: int, end: int, aces: str | None = None, joker: bool = False) -> None:
+    i = layoff_target(melds, card, end, aces, joker)
     if i < 0:
         raise AssertionError("no meld takes the card")  # guarded by legality
     m = melds[i]
     m.mask |= 1 << card
+    if joker:
+        m.jokers |= 1 << card
     if end == 1:
         m.lo -= 1
+        if m.lo < 0 and aces == "around":  # turned the corner at the low end: K is position 12
+            m.lo += 13
+            m.hi += 13
     elif end == 2:
         m.hi += 1
     if m.kind != SET and m.hi - m.lo == 12:  # the full suit has one form, A..K (as in the catalogue)
@@ -527,8 +821,14 @@ def apply(state: GameState, action: int) -> None:
             else:
                 _end_hand(state, "dry", None)
                 return
-        state.hands[p] |= 1 << state.stock.pop()
+        if state.variant is not None:
+            state.hands[p] = count_add(state.hands[p], state.stock.pop())
+        else:
+            state.hands[p] |= 1 << state.stock.pop()
         state.phase = PLAY
+        return
+    if state.variant is not None:
+        _apply_variant(state, action)
         return
     if action == DRAW_DISCARD:
         card = state.discard.pop()
@@ -614,6 +914,8 @@ def _illegal_reason(state: GameState, action: Any) -> str:
         return f"action must be an int in 0..{state.num_actions - 1}, got {action!r}"
     if not 0 <= a < state.num_actions:
         return f"action must be an int in 0..{state.num_actions - 1}, got {a}"
+    if state.variant is not None:
+        return _illegal_variant(state, a)
     text = action_text(a, state.num_actions)
     who = f"player {state.current}"
     is_draw = a <= DRAW_DISCARD or a >= DIG_BASE
@@ -673,10 +975,63 @@ def _illegal_reason(state: GameState, action: Any) -> str:
             + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
 
 
+def _illegal_variant(state: GameState, a: int) -> str:
+    """Why play-phase or draw action ``a`` is not legal at a deck-variant table (§10.1-10.3)."""
+    lay = state.variant
+    text = lay.texts[a]
+    who = f"player {state.current}"
+    hand = state.hands[state.current]
+    is_draw = a <= DRAW_DISCARD
+    if state.phase == DRAW and not is_draw:
+        return f"{text!r} is illegal: {who} must draw first ('draw stock' or 'draw discard')"
+    if state.phase == PLAY and is_draw:
+        return f"{text!r} is illegal: {who} has drawn this turn; meld, lay off or discard"
+    if a == DRAW_STOCK:
+        return f"{text!r} is illegal: the stock is empty"
+    if a == DRAW_DISCARD:
+        return f"{text!r} is illegal: the discard pile is empty"
+    finish = (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
+              + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
+    nj = count_of(hand, JOKER)
+    if DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard:
+        c = JOKER if a == lay.joker_discard else a - DISCARD_BASE
+        if not count_of(hand, c):
+            return f"{text!r} is illegal: {TEXT_OF[c]} is not in {who}'s hand"
+        return f"{text!r} is illegal: {TEXT_OF[c]} was taken from the discard pile this turn (in either copy, RULES.md §10.3)"
+    joker_layoff = lay.joker_layoff >= 0 and lay.joker_layoff <= a < lay.joker_layoff + 3 * NUM_CARDS
+    if LAYOFF_BASE <= a < NUM_ACTIONS or joker_layoff:
+        c, end = divmod(a - (lay.joker_layoff if joker_layoff else LAYOFF_BASE), 3)
+        if not state.rules.layoffs:
+            return f"{text!r} is illegal: lay-offs are switched off at this table"
+        if joker_layoff and not nj:
+            return f"{text!r} is illegal: {who} holds no joker"
+        if not joker_layoff and not count_of(hand, c):
+            return f"{text!r} is illegal: {TEXT_OF[c]} is not in {who}'s hand"
+        if not state.layoff_masks[end] >> c & 1:
+            where = ("no set on the table takes it" if end == 0 else
+                     f"no run on the table has its {LAYOFF_ENDS[end]} end next to it")
+            return f"{text!r} is illegal: {where}"
+        if joker_layoff and not state.joker_masks[end] >> c & 1:
+            return (f"{text!r} is illegal: every meld that takes {TEXT_OF[c]} there already holds as many "
+                    "jokers as natural cards (RULES.md §10.2)")
+        return finish
+    mid, jm = lay.form[a]
+    missing = MELD_MASK[mid] & ~jm & ~hand
+    if missing:
+        return f"{text!r} is illegal: {who} does not hold {' '.join(TEXT_OF[c] for c in cards_of(missing))}"
+    if jm.bit_count() > nj:
+        return f"{text!r} is illegal: {who} holds {nj} joker(s), the meld needs {jm.bit_count()}"
+    if not meld_allowed(mid, state.rules.aces):
+        return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
+    return finish
+
+
 # ---------------------------------------------------------------- scoring (§5, §6, §7)
 
 def deadwood(state: GameState, seat: int) -> int:
-    """Deadwood points of a seat's hand (RULES.md §1)."""
+    """Deadwood points of a seat's hand (RULES.md §1; a joker counts 15, §10.2)."""
+    if state.variant is not None:
+        return count_points(state.hands[seat], state.rules.ace_points)
     return mask_points(state.hands[seat], state.rules.ace_points)
 
 
@@ -688,7 +1043,8 @@ def _end_hand(s: GameState, outcome: str, winner: int | None, by_discard: bool =
     other seats' (floats)."""
     rules = s.rules
     n = rules.num_players
-    dw = [mask_points(h, rules.ace_points) for h in s.hands]
+    dw = ([mask_points(h, rules.ace_points) for h in s.hands] if s.variant is None
+          else [count_points(h, rules.ace_points) for h in s.hands])
     points = [0] * n
     payoffs = [0] * n
     rummy = False

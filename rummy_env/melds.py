@@ -9,7 +9,12 @@ full 13-card suit appears once (as ``lo=0, hi=12``).
 
 Which catalogue melds are legal depends only on ``Rules.aces`` (RULES.md §4):
 ``low`` forbids runs through position 13, ``high`` forbids runs through position 0
-(the full suit stays legal as 2..A), ``either`` allows both; runs never wrap.
+(the full suit stays legal as 2..A), ``either`` allows both; those runs never wrap.
+
+``aces="around"`` (RULES.md §10.1) allows every one of them and the runs that turn
+the corner K-A-2, catalogue ids ``369..588`` (``NUM_MELDS_AROUND``): per suit, per low
+end ``lo`` (12 = K, 11 = Q, ...) and length, positions ``lo..hi`` with ``hi >= 14``
+(position ``p`` holds rank ``p % 13``). The ids below 369 keep their meaning.
 """
 from __future__ import annotations
 
@@ -48,18 +53,32 @@ for _s in range(4):
         MELD_KEY.append(_s)
         MELD_LO.append(_lo)
         MELD_HI.append(_hi)
-NUM_MELDS = len(MELD_MASK)  # 369
+NUM_MELDS = len(MELD_MASK)  # 369: the catalogue of every table whose runs do not turn the corner
+
+# runs that turn the corner K-A-2 (RULES.md §10.1): low end lo, length 3..12, through positions 13 and 14
+_WRAP_WINDOWS = [(lo, lo + length - 1) for lo in range(12, 1, -1) for length in range(3, 13) if lo + length - 1 >= 14]
+WRAPS_PER_SUIT = len(_WRAP_WINDOWS)  # 55
+for _s in range(4):
+    for _lo, _hi in _WRAP_WINDOWS:
+        MELD_MASK.append(sum(1 << _pos_card(_s, p) for p in range(_lo, _hi + 1)))
+        MELD_KIND.append(RUN)
+        MELD_KEY.append(_s)
+        MELD_LO.append(_lo)
+        MELD_HI.append(_hi)
+NUM_MELDS_AROUND = len(MELD_MASK)  # 589: with aces="around"
 
 MELD_ID_BY_MASK: dict[int, int] = {m: i for i, m in enumerate(MELD_MASK)}
-assert len(MELD_ID_BY_MASK) == NUM_MELDS
+assert len(MELD_ID_BY_MASK) == NUM_MELDS_AROUND
 
 FULL_SUIT_LEN = 13
 
 
 def meld_allowed(meld_id: int, aces: str) -> bool:
-    """Whether catalogue meld ``meld_id`` is a legal meld under ``aces`` (RULES.md §4)."""
-    if MELD_KIND[meld_id] == SET:
+    """Whether catalogue meld ``meld_id`` is a legal meld under ``aces`` (RULES.md §4, §10.1)."""
+    if MELD_KIND[meld_id] == SET or aces == "around":
         return True
+    if meld_id >= NUM_MELDS:
+        return False
     lo, hi = MELD_LO[meld_id], MELD_HI[meld_id]
     if hi - lo + 1 == FULL_SUIT_LEN:
         return True
@@ -82,7 +101,7 @@ def meld_cards_text(meld_id: int) -> list[str]:
 def _build_run_tables() -> dict[str, list[list[tuple[int, ...]]]]:
     """For each aces option and suit: 13-bit suit pattern -> ids of the runs inside it."""
     tables: dict[str, list[list[tuple[int, ...]]]] = {}
-    for aces in ("low", "high", "either"):
+    for aces in ("low", "high", "either", "around"):
         per_suit = []
         for s in range(4):
             base = NUM_SETS + s * RUNS_PER_SUIT
@@ -91,9 +110,12 @@ def _build_run_tables() -> dict[str, list[list[tuple[int, ...]]]]:
                 for i, (lo, hi) in enumerate(_RUN_WINDOWS)
                 if meld_allowed(base + i, aces)
             ]
+            if aces == "around":
+                wbase = NUM_MELDS + s * WRAPS_PER_SUIT
+                allowed += [(wbase + i, lo, hi) for i, (lo, hi) in enumerate(_WRAP_WINDOWS)]
             table: list[tuple[int, ...]] = []
             for pattern in range(1 << 13):
-                p14 = pattern | ((pattern & 1) << 13)  # the ace also at position 13
+                p14 = pattern | (pattern << 13)  # the suit twice: positions 13.. hold A, 2, ... again
                 if not (p14 & (p14 >> 1) & (p14 >> 2)):
                     table.append(())
                     continue
@@ -135,6 +157,13 @@ def melds_in(hand: int, aces: str) -> list[int]:
         out.extend(SETS_IN_RANK[hand & RANK_MASKS[r]])
         three ^= low
     tables = RUNS_IN_PATTERN[aces]
+    if aces == "around":
+        for s, pat in enumerate((a, b, c, d)):
+            p = pat | pat << 13
+            if p & (p >> 1) & (p >> 2):
+                out.extend(tables[s][pat])
+        out.sort()
+        return out
     for s, pat in enumerate((a, b, c, d)):
         if pat & (pat >> 1) & (pat >> 2) or (pat & 1 and pat >> 11 == 3):
             out.extend(tables[s][pat])
@@ -157,7 +186,7 @@ def meld_of_cards(mask: int, aces: str) -> int:
     if not meld_allowed(mid, aces):
         raise ValueError(
             f"{' '.join(meld_cards_text(mid))} is not a run with aces {aces!r} "
-            "(low: A-2-3 only; high: Q-K-A only; runs never wrap)"
+            "(low: A-2-3 only; high: Q-K-A only; either: both; only aces='around' turns the corner K-A-2)"
         )
     return mid
 
@@ -169,12 +198,19 @@ def meld_layoff_masks(kind: int, key: int, mask: int, lo: int, hi: int, aces: st
     the cards it takes as its missing 4th card (a 3-card set), at a run's low end and at
     its high end (runs never wrap; ``aces`` decides whether an ace extends an end).
     ``kind``/``key``/``mask``/``lo``/``hi`` as the catalogue's ``MELD_*`` (positions
-    ``0..13``, 13 = ace high). The engine (``GameState.layoff_masks``) and the heuristic use it."""
+    ``0..13``, 13 = ace high; with ``aces="around"`` any ``lo..hi``, position ``p`` holding
+    rank ``p % 13``, RULES.md §10.1: both ends turn the corner, a 12-card run takes its
+    missing rank at its high end only). The engine (``GameState.layoff_masks``) and the
+    heuristic use it."""
     if kind == SET:
         return (RANK_MASKS[key] & ~mask if mask.bit_count() == 3 else 0), 0, 0
     if hi - lo + 1 >= 13:
         return 0, 0, 0
     base = key * 13
+    if aces == "around":
+        high = 1 << (base + (hi + 1) % 13)
+        low = 0 if hi - lo + 1 == 12 else 1 << (base + (lo - 1) % 13)
+        return 0, low, high
     low = high = 0
     p = lo - 1
     if p >= 0 and not (p == 0 and aces == "high"):

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 BY_PLAYERS = "by_players"
 
 _CHOICES: dict[str, tuple] = {
-    "aces": ("low", "high", "either"),
+    "aces": ("low", "high", "either", "around"),
     "ace_points": (1, 11),
     "scoring": ("winner_takes", "penalty", "melds"),
     "draw": ("top", "dig"),
@@ -25,9 +25,17 @@ _CHOICES: dict[str, tuple] = {
 _BOOLS = ("layoffs", "must_discard_to_go_out", "rummy_needs_no_discard")
 
 
-def default_hand_size(num_players: int) -> int:
-    """Cards dealt to each player (RULES.md §2): 2 -> 10, 3-4 -> 7, 5-6 -> 6."""
+def default_hand_size(num_players: int, decks: int = 1) -> int:
+    """Cards dealt to each player (RULES.md §2): 2 -> 10, 3-4 -> 7, 5-6 -> 6; with two
+    decks 10 at every player count (§10.3)."""
+    if decks == 2:
+        return 10
     return 10 if num_players == 2 else 7 if num_players <= 4 else 6
+
+
+def deck_size(decks: int = 1, jokers: int = 0) -> int:
+    """Cards in the shuffled deck (RULES.md §1, §10.2-10.3): 52 per deck plus ``jokers`` per deck."""
+    return decks * (52 + jokers)
 
 
 RUM500_DEAL = "rum500_deal"
@@ -36,7 +44,7 @@ for 3-6 players (RULES.md §10.5), so the options written out deal the same game
 
 
 def default_target(num_players: int) -> int:
-    """Match target by player count (RULES.md §7): 2 -> 100, 3 -> 150, 4-6 -> 200."""
+    """Match target by player count (RULES.md §7, §10.3): 2 -> 100, 3 -> 150, 4-7 -> 200."""
     return 100 if num_players == 2 else 150 if num_players == 3 else 200
 
 
@@ -49,13 +57,15 @@ class Rules:
     """One table's rules: every option of RULES.md §8 (defaults are ``classic``).
 
     Fields:
-        num_players: 2-6.
+        num_players: 2-6, or 2-7 with two decks (RULES.md §10.3).
         hand_size: cards dealt to each player, or ``None`` for the count by
             players (RULES.md §2), or ``RUM500_DEAL`` (the ``rum500`` preset's: set on
             construction to 13 heads-up and 7 for 3-6 players, §10.5; like
             ``target="by_players"``, ``replace(num_players=...)`` keeps the number);
-            1-13, and at most ``50 // num_players`` so an upcard and a stock remain.
-        aces: ``"low"``, ``"high"`` or ``"either"`` (RULES.md §4).
+            1-13, and at most ``(deck - 2) // num_players`` so an upcard and a stock
+            remain (a deck of 52 cards per deck plus the jokers).
+        aces: ``"low"``, ``"high"``, ``"either"`` (RULES.md §4) or ``"around"``
+            (runs turn the corner, K-A-2; §10.1).
         ace_points: deadwood value of an ace, 1 or 11.
         layoffs: whether cards may be laid off on table melds.
         must_discard_to_go_out: the last card must be a discard (RULES.md §5).
@@ -64,6 +74,8 @@ class Rules:
             melds and lay-offs alone.
         scoring: ``"winner_takes"``, ``"penalty"`` (RULES.md §5) or ``"melds"``
             (500 Rum: every seat scores what it melded minus what it holds, §10.4).
+        jokers: jokers per deck, 0 or 2 (wild cards, RULES.md §10.2).
+        decks: 1 or 2 (two decks shuffled together, every card twice, §10.3).
         draw: ``"top"`` (only the upcard) or ``"dig"`` (any card of the discard pile
             with every card above it, the deepest one to be melded that turn; §10.4).
         recycle: ``"shuffle"`` or ``"turn_over"`` (RULES.md §6).
@@ -91,6 +103,8 @@ class Rules:
     rummy_multiplier: int = 2
     rummy_needs_no_discard: bool = False
     scoring: str = "winner_takes"
+    jokers: int = 0
+    decks: int = 1
     draw: str = "top"
     recycle: str = "shuffle"
     max_recycles: int | None = 1
@@ -102,8 +116,16 @@ class Rules:
 
     def __post_init__(self) -> None:
         n = self.num_players
-        if not _is_int(n) or not 2 <= n <= 6:
-            raise ValueError(f"num_players must be an int from 2 to 6, got {n!r}")
+        decks, jokers = self.decks, self.jokers
+        if not _is_int(decks) or decks not in (1, 2):
+            raise ValueError(f"decks must be 1 or 2, got {decks!r}")
+        if not _is_int(jokers) or jokers not in (0, 2):
+            raise ValueError(f"jokers must be 0 or 2 (jokers per deck), got {jokers!r}")
+        if not _is_int(n) or not 2 <= n <= (7 if decks == 2 else 6):
+            if _is_int(n) and n == 7:
+                raise ValueError("num_players=7 needs decks=2 (two decks for five to seven players, RULES.md §10.3); "
+                                 "with one deck num_players is 2 to 6")
+            raise ValueError(f"num_players must be an int from 2 to {7 if decks == 2 else 6}, got {n!r}")
         hs = self.hand_size
         if hs == RUM500_DEAL:
             hs = 13 if n == 2 else 7
@@ -111,10 +133,11 @@ class Rules:
         if hs is not None:
             if not _is_int(hs) or not 1 <= hs <= 13:
                 raise ValueError(f"hand_size must be null (by players) or an int from 1 to 13, got {hs!r}")
-            if hs * n > 50:
+            room = deck_size(decks, jokers) - 2
+            if hs * n > room:
                 raise ValueError(
                     f"hand_size {hs} with {n} players deals {hs * n} cards, leaving no upcard and stock; "
-                    f"allowed hand_size for {n} players: 1 to {min(13, 50 // n)}"
+                    f"allowed hand_size for {n} players: 1 to {min(13, room // n)}"
                 )
         for name, choices in _CHOICES.items():
             v = getattr(self, name)
@@ -131,6 +154,11 @@ class Rules:
             raise ValueError(f"max_recycles must be null (unlimited) or an int from 0 to 1000, got {mr!r}")
         if not _is_int(self.max_turns) or not 1 <= self.max_turns <= 100_000:
             raise ValueError(f"max_turns must be an int from 1 to 100000, got {self.max_turns!r}")
+        if (self.draw == "dig" or self.scoring == "melds") and (decks == 2 or jokers or self.aces == "around"):
+            raise ValueError("500 Rum (draw='dig' or scoring='melds') with decks=2, jokers=2 or aces='around' is not "
+                             f"implemented in this release (got draw={self.draw!r}, scoring={self.scoring!r}, "
+                             f"decks={decks}, jokers={jokers}, aces={self.aces!r}); a 500 Rum table plays one deck "
+                             "without jokers, aces low, high or either")
         if self.draw == "dig" and mr != 0:
             raise ValueError(f"draw='dig' needs max_recycles=0 (a dig table ends the hand when the stock is empty, "
                              f"RULES.md §10.4), got max_recycles={mr!r}")
@@ -159,7 +187,12 @@ class Rules:
     def cards_dealt(self) -> int:
         """Cards dealt to each player: ``hand_size`` or the count by players (RULES.md §2,
         ``default_hand_size``)."""
-        return self.hand_size if self.hand_size is not None else default_hand_size(self.num_players)
+        return self.hand_size if self.hand_size is not None else default_hand_size(self.num_players, self.decks)
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in the shuffled deck: 52 per deck plus the jokers (RULES.md §10.2-10.3)."""
+        return deck_size(self.decks, self.jokers)
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> "Rules":
@@ -271,6 +304,8 @@ PRESET_OPTIONS: dict[str, dict[str, Any]] = {
     "practice": dict(target=None, rummy_multiplier=1, dry_trigger="on_request"),
     "rum500": dict(scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1,
                    hand_size=RUM500_DEAL),
+    "jokers": dict(recycle="turn_over", max_recycles=None, target=BY_PLAYERS, jokers=2),
+    "two_decks": dict(recycle="turn_over", max_recycles=None, target=BY_PLAYERS, decks=2),
 }
 PRESET_PLAYERS: dict[str, tuple[int, int]] = {
     "classic": (2, 2),
@@ -279,6 +314,8 @@ PRESET_PLAYERS: dict[str, tuple[int, int]] = {
     "stalemate": (2, 4),
     "practice": (2, 2),
     "rum500": (2, 6),
+    "jokers": (2, 6),
+    "two_decks": (5, 7),
 }
 
 PRESETS: dict[str, Rules] = {name: Rules.preset(name) for name in PRESET_OPTIONS}

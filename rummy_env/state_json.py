@@ -158,6 +158,8 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     s = GameState.__new__(GameState)
     s.rules = rules
     s.num_actions = num_actions(rules)
+    s.variant = None
+    s.joker_masks = (0, 0, 0)
     s.rng = random.Random(seed)
 
     hands_v = obj["hands"]
