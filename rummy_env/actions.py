@@ -36,6 +36,7 @@ The actions tables of docs/env.md are generated from ``action_ranges(kind)`` (``
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from functools import lru_cache
 from typing import Any
@@ -94,7 +95,22 @@ def num_actions(kind_or_rules="standard") -> int:
         return NUM_ACTIONS
     if kind == "rum500":
         return NUM_ACTIONS_RUM500
-    return ActionLayout.of(kind).n
+    return _variant_count(kind)
+
+
+@lru_cache(maxsize=None)
+def _variant_count(kind: str) -> int:
+    """``ActionLayout.of(kind).n`` counted without building the layout (the largest has
+    over 100,000 ids)."""
+    feats = kind_features(kind)
+    n = NUM_ACTIONS + (NUM_MELDS_AROUND - NUM_MELDS if "around" in feats else 0)
+    if "jokers" in feats:
+        top = 4 if "two_decks" in feats else 2
+        n += 1 + 3 * NUM_CARDS
+        for m in range(NUM_MELDS_AROUND if "around" in feats else NUM_MELDS):
+            size = MELD_MASK[m].bit_count()
+            n += sum(math.comb(size, j) for j in range(1, min(top, size // 2) + 1))
+    return n
 
 
 # (name, first id, count, meaning): the declared layout.
@@ -255,6 +271,7 @@ class ActionLayout:
         self.texts: tuple[str, ...] = tuple(texts)
         self.ranges: tuple[tuple[str, int, int, str], ...] = tuple(ranges)
         self.n = len(texts)
+        assert self.n == _variant_count(kind)
 
     @staticmethod
     @lru_cache(maxsize=None)

@@ -21,6 +21,15 @@ Each kind of table (``actions.table_kind``) has its layout: a 500 Rum table
 pile in order (``discard_depth``), the card a dig binds, the points each seat melded
 this hand and two rule flags, so a standard-table policy's inputs keep their places.
 
+A deck-variant table (RULES.md §10.1-10.3: kinds ``"around"``, ``"jokers"``,
+``"two_decks"`` and their combinations) sees the standard layout, whose card planes
+then say "at least one copy" and hold natural cards only (a melded joker's card is in
+``table_jokers``, not in ``table``), followed by the pieces of each of its variants in
+the order around, jokers, two decks (``_VARIANT_PIECES``): the aces flag, the jokers
+(in hand, the upcard, the pile, on the table with the cards they stand for, what a
+joker may be laid off as, what each seat is known to hold), and the second copies
+(``hand_twice``, ...).
+
 The observation tables of docs/env.md are generated from ``layout(n, kind)`` (``python -m rummy_env.docs``).
 """
 from __future__ import annotations
@@ -31,8 +40,8 @@ from functools import lru_cache
 import numpy as np
 
 from .actions import (DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS,
-                      TABLE_KINDS, num_actions, table_kind)
-from .cards import CARD_TEXT, cards_of
+                      TABLE_KINDS, ActionLayout, kind_features, num_actions, table_kind)
+from .cards import CARD_TEXT, FULL_DECK, JOKER, LAYER, TEXT_OF, cards_of, count_of
 from .engine import PLAY, GameState
 from .rules import Rules
 
@@ -43,7 +52,13 @@ SCORE_SCALE = 100         # score, target, oppK_score: points / 100
 HAND_SCALE = 10           # oppK_hand_size, rule_cards_dealt: cards / 10
 MULTIPLIER_SCALE = 4      # rule_rummy_multiplier: / 4
 ACES_ORDER = ("low", "high", "either")  # the rule_aces one-hot order
-MIN_PLAYERS, MAX_PLAYERS = 2, 6  # player counts an observation can be for (Rules.num_players)
+JOKER_SCALE = 2           # joker counts: / 2 (2 jokers per deck)
+MIN_PLAYERS, MAX_PLAYERS = 2, 7  # player counts an observation can be for (Rules.num_players; 7 with two decks)
+
+
+def kind_players(kind: str) -> range:
+    """The player counts a kind of table allows: 2-7 with two decks (RULES.md §10.3), else 2-6."""
+    return range(MIN_PLAYERS, (7 if "two_decks" in kind_features(kind) else 6) + 1)
 
 # (name, size, meaning) for the seat's own and the public card planes
 _CARD_PLANES = (
@@ -103,6 +118,32 @@ _RUM500_RULES = (
     ("rule_melds", 1, "1 under scoring='melds' (every seat scores its melds minus its hand)"),
     ("rule_dig", 1, "1 when the draw may dig the discard pile (draw='dig')"),
 )
+# appended after the standard layout at a deck-variant table, per variant (RULES.md §10.1-10.3):
+# (own pieces, per-opponent pieces)
+_VARIANT_PIECES = {
+    "around": ((("rule_around", 1, "1: runs turn the corner K-A-2 (aces='around'; rule_aces is then all 0)"),), ()),
+    "jokers": ((
+        ("hand_jokers", 1, f"jokers in own hand / {JOKER_SCALE}"),
+        ("upcard_joker", 1, "1 when the upcard is a joker (the upcard plane is then empty)"),
+        ("drawn_joker", 1, "1 when the card taken from the discard pile this turn is a joker"),
+        ("discard_jokers", 1, f"jokers under the upcard in the discard pile / {JOKER_SCALE}"),
+        ("table_jokers", 52, "the cards jokers on the table stand for (copies: 1 or 2)"),
+        ("joker_layoff_set", 52, "cards a joker may be laid off as on a set (a meld with room for a joker)"),
+        ("joker_layoff_low", 52, "cards a joker may be laid off as at the low end of a run"),
+        ("joker_layoff_high", 52, "cards a joker may be laid off as at the high end of a run"),
+    ), (
+        ("known_jokers", 1, f"jokers this seat took from the discard pile and still holds / {JOKER_SCALE}"),
+        ("discarded_joker", 1, "1 when this seat discarded a joker this hand"),
+    )),
+    "two_decks": ((
+        ("rule_two_decks", 1, "1: two decks, every card twice (the card planes say 'at least one copy')"),
+        ("hand_twice", 52, "cards held twice"),
+        ("discard_below_twice", 52, "cards under the upcard twice"),
+        ("table_twice", 52, "cards twice on the table (natural cards)"),
+    ), (
+        ("known_twice", 52, "cards this seat took from the discard pile twice and still holds twice"),
+    )),
+}
 
 
 @lru_cache(maxsize=None)
@@ -131,6 +172,14 @@ def layout(num_players: int, kind: str = "standard") -> tuple[tuple[str, int, in
         pieces += list(_RUM500_RULES)
     elif kind not in TABLE_KINDS:
         raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
+    else:
+        feats = kind_features(kind)
+        for f in ("around", "jokers", "two_decks"):
+            if f in feats:
+                own, opp = _VARIANT_PIECES[f]
+                pieces += list(own)
+                for k in range(1, num_players):
+                    pieces += [(f"opp{k}_{n}", s, m) for n, s, m in opp]
     out, off = [], 0
     for name, size, meaning in pieces:
         out.append((name, off, size, meaning))
@@ -164,22 +213,44 @@ def offsets(num_players: int, kind: str = "standard") -> dict[str, slice]:
 
 @lru_cache(maxsize=None)
 def _table_by_size() -> dict[int, tuple[int, str]]:
-    out = {obs_size(n, k): (n, k) for k in TABLE_KINDS for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
-    assert len(out) == len(TABLE_KINDS) * (MAX_PLAYERS - MIN_PLAYERS + 1)  # every size tells its table
+    """Observation size -> table, for the standard and 500 Rum tables (each size tells its table)."""
+    out = {obs_size(n, k): (n, k) for k in ("standard", "rum500") for n in kind_players(k)}
+    assert len(out) == 10
     return out
 
 
-def table_for(obs_dim: int) -> tuple[int, str]:
-    """``(num_players, kind)`` of the table whose observation has ``obs_dim`` entries (the
-    layout's length differs for every player count 2..6 and kind).
+@lru_cache(maxsize=None)
+def _table_by_shape() -> dict[tuple[int, int], tuple[int, str]]:
+    """(observation size, action count) -> table, for every kind (each pair tells its table)."""
+    out = {(obs_size(n, k), num_actions(k)): (n, k) for k in TABLE_KINDS for n in kind_players(k)}
+    assert len(out) == sum(len(kind_players(k)) for k in TABLE_KINDS)
+    return out
+
+
+def table_for(obs_dim: int, num_actions: int | None = None) -> tuple[int, str]:
+    """``(num_players, kind)`` of the table whose observation has ``obs_dim`` entries and
+    whose action space has ``num_actions`` actions.
+
+    Without ``num_actions`` only the standard and 500 Rum tables are read (their sizes
+    differ for every player count 2..6 and kind, as in release 0.1); a deck-variant
+    table's observation size may equal another table's, so its action count is needed
+    (the pair differs for every player count and kind).
 
     Raises:
-        ValueError: no table has that size (the message lists the sizes).
+        ValueError: no table has that size (and action count); the message lists them.
     """
-    t = _table_by_size().get(obs_dim)
+    if num_actions is None:
+        t = _table_by_size().get(obs_dim)
+        if t is None:
+            raise ValueError(f"observation size {obs_dim} is not that of a standard or 500 Rum table "
+                             f"({', '.join(f'{size} for {n} players at a {k} table' for size, (n, k) in _table_by_size().items())}); "
+                             "a deck-variant table is told by its size and its action count")
+        return t
+    t = _table_by_shape().get((obs_dim, num_actions))
     if t is None:
-        raise ValueError(f"observation size {obs_dim} is not that of a 2-6 player table "
-                         f"({', '.join(f'{size} for {n} players at a {k} table' for size, (n, k) in _table_by_size().items())})")
+        raise ValueError(f"no table has observations of {obs_dim} entries and {num_actions} actions ("
+                         + ", ".join(f"{sz}/{na} for {n} players at a {k} table"
+                                     for (sz, na), (n, k) in _table_by_shape().items()) + ")")
     return t
 
 
@@ -238,8 +309,10 @@ class Encoder:
         self.card_bytes = (self.card_len + 7) // 8
         self.rule_off = offsets(num_players)["rule_aces"].start
         self.rum_off = obs_size(num_players)  # the 500 Rum pieces start after the standard layout
+        off = {name: sl.start for name, sl in offsets(num_players, kind).items()}
+        self.variant = kind not in ("standard", "rum500")
+        self._off = off
         if kind == "rum500":  # where each 500 Rum piece starts, from the layout
-            off = {name: sl.start for name, sl in offsets(num_players, kind).items()}
             self._depth, self._bound, self._meld_points = off["discard_depth"], off["bound"], off["meld_points"]
             self._opp_meld_points = [off[f"opp{k}_meld_points"] for k in range(1, num_players)]
             self._rule_melds, self._rule_dig = off["rule_melds"], off["rule_dig"]
@@ -264,6 +337,9 @@ class Encoder:
         if self.kind == "rum500":
             t[self._rule_melds] = rules.scoring == "melds"
             t[self._rule_dig] = rules.draw == "dig"
+        for flag in ("rule_around", "rule_two_decks"):
+            if flag in self._off:
+                t[self._off[flag]] = 1.0
         self._template = t
         self._rules = rules
         self._target = (rules.target or 0) / SCORE_SCALE
@@ -276,20 +352,39 @@ class Encoder:
         ``is_mover`` to the last ``oppK_score`` (the current rules must be set)."""
         bit = _BIT
         disc = state.discard
-        if disc:
-            up = bit[disc[-1]]
-            below = sum(map(bit.__getitem__, disc)) ^ up  # distinct cards: the sum is the union
-        else:
-            up = below = 0
-        table = 0
-        for m in state.melds:
-            table |= m.mask
-        layoff_set, layoff_low, layoff_high = state.layoff_masks
-        f = state.drawn_from_discard
         order = self.order[seat]
-        planes = (state.hands[seat] | up << 52 | below << 104 | (bit[f] << 156 if f >= 0 else 0)
+        if self.variant:  # natural cards, at least one copy (the variant pieces say the rest)
+            up = below = 0
+            if disc:
+                up = 0 if disc[-1] == JOKER else bit[disc[-1]]
+                for c in disc[:-1]:
+                    if c != JOKER:
+                        below |= bit[c]
+            table = 0
+            for m in state.melds:
+                table |= m.mask & ~m.jokers
+            f = state.drawn_from_discard
+            if f == JOKER:
+                f = -1
+            full = FULL_DECK
+            hand = state.hands[seat] & full
+            known = [k & full for k in state.known]
+            dby = [d & full for d in state.discards_by]
+        else:
+            if disc:
+                up = bit[disc[-1]]
+                below = sum(map(bit.__getitem__, disc)) ^ up  # distinct cards: the sum is the union
+            else:
+                up = below = 0
+            table = 0
+            for m in state.melds:
+                table |= m.mask
+            f = state.drawn_from_discard
+            hand = state.hands[seat]
+            known, dby = state.known, state.discards_by
+        layoff_set, layoff_low, layoff_high = state.layoff_masks
+        planes = (hand | up << 52 | below << 104 | (bit[f] << 156 if f >= 0 else 0)
                   | table << 208 | layoff_set << 260 | layoff_low << 312 | layoff_high << 364)
-        known, dby = state.known, state.discards_by
         sh = 416
         for q in order:
             planes |= known[q] << sh | dby[q] << (sh + 52)
@@ -324,6 +419,50 @@ class Encoder:
         for i, q in zip(self._opp_meld_points, self.order[seat]):
             row[i] = mp[q] / SCORE_SCALE
 
+    def _variant_into(self, row: np.ndarray, state: GameState, seat: int) -> None:
+        """The deck-variant pieces (``_VARIANT_PIECES``) of ``seat``'s observation written
+        into ``row``, whose variant entries hold zeros and the rule flags (RULES.md
+        §10.2-10.3). Only what the seat may see: its own hand, the pile, the table, the
+        cards each seat took from the pile."""
+        off = self._off
+        order = self.order[seat]
+
+        def plane(start: int, mask: int) -> None:
+            for c in cards_of(mask & FULL_DECK):
+                row[start + c] = 1.0
+
+        if "hand_jokers" in off:
+            row[off["hand_jokers"]] = count_of(state.hands[seat], JOKER) / JOKER_SCALE
+            disc = state.discard
+            row[off["upcard_joker"]] = 1.0 if disc and disc[-1] == JOKER else 0.0
+            row[off["drawn_joker"]] = 1.0 if state.drawn_from_discard == JOKER else 0.0
+            row[off["discard_jokers"]] = disc[:-1].count(JOKER) / JOKER_SCALE
+            tj = off["table_jokers"]
+            for m in state.melds:
+                for c in cards_of(m.jokers):
+                    row[tj + c] += 1.0
+            for name, mask in zip(("joker_layoff_set", "joker_layoff_low", "joker_layoff_high"), state.joker_masks):
+                plane(off[name], mask)
+            for k, q in enumerate(order, start=1):
+                row[off[f"opp{k}_known_jokers"]] = count_of(state.known[q], JOKER) / JOKER_SCALE
+                row[off[f"opp{k}_discarded_joker"]] = 1.0 if state.discards_by[q] >> JOKER & 1 else 0.0
+        if "hand_twice" in off:
+            plane(off["hand_twice"], state.hands[seat] >> LAYER)
+            below = state.discard[:-1]
+            seen: set[int] = set()
+            for c in below:
+                if c in seen and c != JOKER:
+                    row[off["discard_below_twice"] + c] = 1.0
+                seen.add(c)
+            once = twice = 0
+            for m in state.melds:
+                nat = m.mask & ~m.jokers
+                twice |= once & nat
+                once |= nat
+            plane(off["table_twice"], twice)
+            for k, q in enumerate(order, start=1):
+                plane(off[f"opp{k}_known_twice"], state.known[q] >> LAYER)
+
     def _rules_tail(self, rules: Rules) -> np.ndarray:
         """Everything after the position's scalars for ``rules``: the rule scalars (and at a
         500 Rum table zeros for its position pieces, then its rule flags)."""
@@ -345,6 +484,8 @@ class Encoder:
         out[self.card_len: self.rule_off] = sc
         if self.kind == "rum500":
             self._rum500_into(out, state, seat)
+        elif self.variant:
+            self._variant_into(out, state, seat)
         return out
 
     def encode_into(self, state: GameState, seat: int, out: np.ndarray) -> np.ndarray:
@@ -395,6 +536,9 @@ class Encoder:
         if self.kind == "rum500":
             for i in range(k):
                 self._rum500_into(out[i], states[i], seats[i])
+        elif self.variant:
+            for i in range(k):
+                self._variant_into(out[i], states[i], seats[i])
         return out
 
 
@@ -473,6 +617,8 @@ class _Index:
             self.depth = start["discard_depth"]
             self.bound = start["bound"]
             self.opp_meld_points = [self.rel[f"opp{k}_meld_points"] for k in range(1, n)]
+        self.variant = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
+        self.start = start
 
 
 @lru_cache(maxsize=None)
@@ -516,7 +662,18 @@ class PlayerView:
         legal: sorted list of legal action ids. can_draw_stock, can_draw_discard:
         bools. discardable: mask of the cards a discard action may name.
         meld_actions, layoff_actions, dig_actions: lists of legal meld / lay-off /
-        dig (``draw discard <card>``) action ids.
+        dig (``draw discard <card>``) action ids (at a jokers table meld_actions include
+        the joker meld forms, layoff_actions the joker lay-offs).
+        Deck variants (RULES.md §10.1-10.3; at other tables 0, False or empty):
+        around (runs turn the corner); two_decks; max_jokers (per meld: 2, or 4 with two
+        decks; 0 without jokers); hand_jokers (jokers held, int); upcard / drawn are 52
+        (``cards.JOKER``) for a joker; discard_jokers (jokers under the upcard);
+        table_jokers (mask of the cards melded jokers stand for);
+        joker_layoff_set / _low / _high (masks: what a joker may be laid off as);
+        hand_twice, discard_below_twice, table_twice (masks of cards there twice);
+        opp_known_jokers, opp_discarded_joker, opp_known_twice (per opponent);
+        variant (the kind's ``actions.ActionLayout`` or None). ``discardable`` has bit
+        52 when ``discard JK`` is legal.
 
     Raises:
         ValueError: the observation length is not that of any table, or the
@@ -532,6 +689,9 @@ class PlayerView:
         "lowest_deadwood", "cards_dealt", "legal", "can_draw_stock", "can_draw_discard",
         "discardable", "meld_actions", "layoff_actions", "kind", "melds_scoring", "dig", "pile", "bound",
         "meld_points", "opp_meld_points", "dig_actions",
+        "around", "two_decks", "max_jokers", "hand_jokers", "discard_jokers", "table_jokers", "joker_layoff_set",
+        "joker_layoff_low", "joker_layoff_high", "hand_twice", "discard_below_twice", "table_twice",
+        "opp_known_jokers", "opp_discarded_joker", "opp_known_twice", "variant",
     )
 
     @property
@@ -541,18 +701,20 @@ class PlayerView:
 
     def __init__(self, observation: np.ndarray, action_mask: np.ndarray) -> None:
         obs = np.asarray(observation)
-        t = _table_by_size().get(obs.shape[0] if obs.ndim == 1 else -1)
+        mask = np.asarray(action_mask)
+        dim = obs.shape[0] if obs.ndim == 1 else -1
+        t = _table_by_shape().get((dim, mask.shape[0] if mask.ndim == 1 else -1))
         if t is None:
-            raise ValueError(
-                f"observation has shape {obs.shape}; expected a 1-D vector of length "
-                f"{', '.join(str(k) for k in _table_by_size())} (2-6 players, standard or 500 Rum tables)"
-            )
+            t = _table_by_size().get(dim)
+            if t is None:
+                raise ValueError(
+                    f"observation has shape {obs.shape} and action_mask {mask.shape}; no table has them (observation "
+                    "and mask lengths: " + ", ".join(f"{sz}/{na}" for sz, na in _table_by_shape()) + ")"
+                )
+            raise ValueError(f"action_mask has shape {mask.shape}; expected ({num_actions(t[1])},) for a {t[1]} table "
+                             f"with an observation of length {obs.shape[0]}")
         n, kind = t
         ix = _index(n, kind)
-        mask = np.asarray(action_mask)
-        if mask.shape != (ix.num_actions,):
-            raise ValueError(f"action_mask has shape {mask.shape}; expected ({ix.num_actions},) for a {kind} table "
-                             f"with an observation of length {obs.shape[0]}")
         self.n = n
         self.kind = kind
         planes = ix.planes
@@ -613,8 +775,12 @@ class PlayerView:
             self.bound = -1
             self.meld_points = 0.0
             self.opp_meld_points = [0.0] * (n - 1)
+        self._decode_variant(obs, ix)
         legal = np.flatnonzero(mask).tolist()
         self.legal = legal
+        if ix.variant is not None:
+            self._classify_variant(legal, ix.variant)
+            return
         self.can_draw_stock = self.can_draw_discard = False
         disc = 0
         melds: list[int] = []
@@ -638,6 +804,66 @@ class PlayerView:
         self.layoff_actions = lays
         self.dig_actions = digs
 
+    def _decode_variant(self, obs: np.ndarray, ix: "_Index") -> None:
+        """The deck-variant pieces (RULES.md §10.1-10.3; zeros and False elsewhere)."""
+        st = ix.start
+        n = self.n
+
+        def plane(name: str) -> int:
+            if name not in st:
+                return 0
+            bits = np.packbits(obs[st[name]:st[name] + 52] > 0.5, bitorder="little").tobytes()
+            return int.from_bytes(bits, "little")
+
+        def scalar(name: str, scale: float = 1.0) -> float:
+            return float(obs[st[name]]) * scale if name in st else 0.0
+
+        lay = ix.variant
+        self.variant = lay
+        self.around = "rule_around" in st
+        self.two_decks = "rule_two_decks" in st
+        self.max_jokers = lay.max_jokers if lay is not None else 0
+        self.hand_jokers = int(round(scalar("hand_jokers", JOKER_SCALE)))
+        if scalar("upcard_joker") > 0.5:
+            self.upcard = JOKER
+        if scalar("drawn_joker") > 0.5:
+            self.drawn = JOKER
+        if self.around:
+            self.aces = "around"
+        self.discard_jokers = int(round(scalar("discard_jokers", JOKER_SCALE)))
+        self.table_jokers = plane("table_jokers")
+        self.joker_layoff_set = plane("joker_layoff_set")
+        self.joker_layoff_low = plane("joker_layoff_low")
+        self.joker_layoff_high = plane("joker_layoff_high")
+        self.hand_twice = plane("hand_twice")
+        self.discard_below_twice = plane("discard_below_twice")
+        self.table_twice = plane("table_twice")
+        self.opp_known_jokers = [int(round(scalar(f"opp{k}_known_jokers", JOKER_SCALE))) for k in range(1, n)]
+        self.opp_discarded_joker = [scalar(f"opp{k}_discarded_joker") > 0.5 for k in range(1, n)]
+        self.opp_known_twice = [plane(f"opp{k}_known_twice") for k in range(1, n)]
+
+    def _classify_variant(self, legal: list[int], lay: ActionLayout) -> None:
+        """Sort the legal ids of a deck-variant table into the view's action lists."""
+        self.can_draw_stock = DRAW_STOCK in legal
+        self.can_draw_discard = DRAW_DISCARD in legal
+        disc = 0
+        melds: list[int] = []
+        lays: list[int] = []
+        jl = lay.joker_layoff
+        for a in legal:
+            if DISCARD_BASE <= a < MELD_BASE:
+                disc |= 1 << (a - DISCARD_BASE)
+            elif a == lay.joker_discard:
+                disc |= 1 << JOKER
+            elif LAYOFF_BASE <= a < NUM_ACTIONS or (jl >= 0 and jl <= a < jl + 156):
+                lays.append(a)
+            elif a >= MELD_BASE:
+                melds.append(a)
+        self.discardable = disc
+        self.meld_actions = melds
+        self.layoff_actions = lays
+        self.dig_actions = []
+
     @property
     def opp_known_all(self) -> int:
         """Mask of every card some opponent is known to hold (took it from the discard pile)."""
@@ -650,7 +876,7 @@ class PlayerView:
     def visible(self) -> int:
         """Cards this seat knows cannot reach an opponent's hand from the stock:
         its own hand, the table, and the whole discard pile."""
-        up = (1 << self.upcard) if self.upcard >= 0 else 0
+        up = (1 << self.upcard) if 0 <= self.upcard < JOKER else 0
         return self.hand | self.table | self.discard_below | up
 
     def __repr__(self) -> str:
@@ -658,7 +884,7 @@ class PlayerView:
             return " ".join(CARD_TEXT[c] for c in cards_of(mask)) or "-"
 
         return (f"PlayerView(n={self.n}, phase={'play' if self.phase else 'draw'}, hand=[{t(self.hand)}], "
-                f"upcard={CARD_TEXT[self.upcard] if self.upcard >= 0 else '-'}, table=[{t(self.table)}], "
+                f"upcard={TEXT_OF[self.upcard] if self.upcard >= 0 else '-'}, table=[{t(self.table)}], "
                 f"stock={self.stock_size}, legal={len(self.legal)})")
 
 
