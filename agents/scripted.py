@@ -16,6 +16,15 @@ At a 500 Rum table (RULES.md §10.4) both dig the discard pile when the deepest 
 they would take joins a meld or a lay-off at once and the cards taken are worth more
 than they cost (``_Scripted.dig_value``), and play a dug card before anything else.
 
+At a deck-variant table (RULES.md §10.1-10.3: round-the-corner runs, jokers, two
+decks) they plan with the natural cards as everywhere (``meld_analysis`` reads runs
+that turn the corner), then use their jokers: a joker upcard is always taken; a meld
+with jokers is laid down when it melds natural cards the plan leaves loose; a joker is
+laid off when nothing better uses it (the heuristic: once the hand is nearly out or
+late in the hand), and never discarded while another card can be (a held joker costs
+15). A second copy of a card whose first copy is melded in the plan is discarded
+first (``_Scripted._act_variant``).
+
 The meld arithmetic they use (best partition, lay-off closure, partial melds, run
 windows) is ``rummy_env.meld_analysis``, beside the engine's own meld definitions.
 """
@@ -27,7 +36,7 @@ import numbers
 import numpy as np
 
 from rummy_env.actions import DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
-from rummy_env.cards import FULL_DECK, RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
+from rummy_env.cards import FULL_DECK, JOKER, RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
 from rummy_env.meld_analysis import WINDOWS, meld_plan, next_high, next_low, partial_mask
 from rummy_env.melds import MELD_MASK, melds_in
 from rummy_env.observation import PlayerView, SeededAgent
@@ -58,6 +67,8 @@ class _Scripted(SeededAgent):
         v = PlayerView(observation, action_mask)
         if not v.legal:
             raise ValueError("no legal action in the mask: this seat is not to move")
+        if v.variant is not None:
+            return self._act_variant(v)
         if v.can_draw_stock or v.can_draw_discard:
             if v.dig_actions:
                 dig = self._dig(v)
@@ -120,6 +131,70 @@ class _Scripted(SeededAgent):
 
     def _play(self, v: PlayerView) -> int:
         raise NotImplementedError
+
+    # ------------------------------------------------------------ deck variants (§10.1-10.3)
+
+    # lay a joker off only late (the heuristic) or always (greedy)
+    JOKER_LAYOFF_ALWAYS = True
+
+    def _act_variant(self, v: PlayerView) -> int:
+        """One action at a deck-variant table (module docstring; RULES.md §10.1-10.3)."""
+        lay = v.variant
+        if v.can_draw_stock or v.can_draw_discard:
+            if not v.can_draw_discard:
+                return DRAW_STOCK
+            if v.upcard == JOKER or not v.can_draw_stock:
+                return DRAW_DISCARD
+            return DRAW_DISCARD if 0 <= v.upcard < JOKER and self._take_upcard(v) else DRAW_STOCK
+        ap = v.ace_points
+        pts = _POINTS[ap]
+        ids, pm, placed = meld_plan(v.hand, v.aces, ap, v.layoff_masks if v.layoffs else None)
+        loose = v.hand & ~pm & ~placed
+        legal = set(v.meld_actions)
+        for m in ids:  # the plan's natural melds
+            a = lay.meld_id[m]
+            if a in legal and self._meld_now(v, loose):
+                return a
+        natural_lays = [a for a in v.layoff_actions if a < lay.joker_layoff or lay.joker_layoff < 0]
+        for a in natural_lays:
+            c = (a - LAYOFF_BASE) // 3
+            if not pm >> c & 1 or v.hand_twice >> c & 1:
+                return a
+        forms = [(lay.form[a], a) for a in v.meld_actions if lay.form[a][1]]
+        if forms:  # a meld with jokers: the one melding the most loose points, with the fewest jokers
+            def value(item):
+                (mid, jm), a = item
+                nat = MELD_MASK[mid] & ~jm
+                return (mask_points(nat & loose, ap), -jm.bit_count(), nat.bit_count(), -a)
+            best = max(forms, key=value)
+            if value(best)[0] > 0:
+                return best[1]
+        joker_lays = [a for a in v.layoff_actions if lay.joker_layoff >= 0 and a >= lay.joker_layoff]
+        if joker_lays and (self.JOKER_LAYOFF_ALWAYS or loose.bit_count() <= 1 or v.stock_size <= self.late_stock()
+                           or min(v.opp_hand_size) <= 2):
+            return joker_lays[0]
+        disc = v.discardable
+        natural = disc & FULL_DECK
+        if not natural:
+            return (v.meld_actions or v.layoff_actions or v.legal)[0] if not disc >> JOKER & 1 else lay.joker_discard
+        spare = natural & v.hand_twice & pm  # a second copy of a melded card is deadwood
+        if spare:
+            return DISCARD_BASE + max(cards_of(spare), key=lambda c: (pts[c], c))
+        return DISCARD_BASE + self._variant_discard(v, natural, loose)
+
+    def late_stock(self) -> int:
+        """Stock size from which the hand counts as late (the heuristic's ``LATE_STOCK``)."""
+        return 10
+
+    def _meld_now(self, v: PlayerView, loose: int) -> bool:
+        """Whether to lay the plan's melds down now (always, for the scripted baselines here)."""
+        return True
+
+    def _variant_discard(self, v: PlayerView, cand: int, loose: int) -> int:
+        """The natural card to discard among ``cand`` (52-bit mask) at a deck-variant table."""
+        pts = _POINTS[v.ace_points]
+        pick = cand & loose & ~partial_mask(v.hand, v.aces) or cand & loose or cand
+        return max(cards_of(pick), key=lambda c: (pts[c], c % 13, c))
 
 
 def _upcard_joins_meld(v: PlayerView) -> bool:
@@ -253,6 +328,17 @@ class HeuristicAgent(_Scripted):
             if kind is int and v != int(v):
                 raise ValueError(f"heuristic weight {k} counts cards: a whole number, got {v!r}")
             setattr(self, k, kind(v))
+
+    JOKER_LAYOFF_ALWAYS = False
+
+    def late_stock(self) -> int:
+        """Stock size from which the hand counts as late (``LATE_STOCK``)."""
+        return self.LATE_STOCK
+
+    def _variant_discard(self, v: PlayerView, cand: int, loose: int) -> int:
+        """The discard score of the standard tables (``_choose_discard``) among the loose
+        natural cards (RULES.md §10.1-10.3: the analysis reads runs that turn the corner)."""
+        return self._choose_discard(v, cand & loose or cand, loose)
 
     def _take_upcard(self, v: PlayerView) -> bool:
         u = v.upcard

@@ -2,7 +2,8 @@
 
 Pure functions of 52-bit card masks (card ``c`` = bit ``c``, suits C D H S of 13
 cards each, rank ``A..K`` = ``c % 13``) and the ``aces`` option (``"low"``,
-``"high"`` or ``"either"``, RULES.md §4); no strategy. They build on the catalogue
+``"high"``, ``"either"``, RULES.md §4, or ``"around"``, §10.1: runs turn the corner);
+no strategy. They build on the catalogue
 and the lay-off masks of ``rummy_env.melds`` (the engine's own definitions of a meld
 and of what a meld on the table takes, RULES.md §3):
 
@@ -24,6 +25,11 @@ _LOW13 = (1 << 13) - 1
 
 def _build_windows() -> dict[str, tuple[tuple[int, ...], ...]]:
     out = {}
+    # around (§10.1): every card has the three windows of the cyclic suit
+    out["around"] = tuple(
+        tuple(sum(1 << ((c // 13) * 13 + (r + k) % 13) for k in range(lo, lo + 3) if k != 0)
+              for lo in (-2, -1, 0))
+        for c in range(52) for r in (c % 13,))
     for aces in ("low", "high", "either"):
         per_card = []
         for c in range(52):
@@ -51,14 +57,19 @@ WINDOWS: dict[str, tuple[tuple[int, ...], ...]] = _build_windows()
 """``WINDOWS[aces][c]``: for card ``c`` (0..51), one 52-bit mask per 3-card run
 window that contains ``c`` and is legal under ``aces``: the two *other* cards of the
 window (runs never wrap; an ace sits at position 0, or 13 when played high; RULES.md
-§3-§4). A card has 1 to 3 windows; an ace has one per end it may play at."""
+§3-§4; under ``"around"`` windows turn the corner, §10.1, and every card has 3). A card
+has 1 to 3 windows; an ace has one per end it may play at."""
 
 
 def next_low(card: int, aces: str) -> int:
     """Mask of the card a run's low end takes once ``card`` (0..51) was laid off there:
     the card one rank below in its suit; 0 when there is none (below an ace, or below
-    a 2 when ``aces == "high"`` forbids the ace low; RULES.md §3-§4)."""
+    a 2 when ``aces == "high"`` forbids the ace low; RULES.md §3-§4). Under ``"around"``
+    the king lies below the ace (§10.1; a 12-card run's low end, which takes nothing,
+    is not told apart here)."""
     r = card % 13
+    if aces == "around":
+        return 1 << (card - 1 if r else card + 12)
     if r == 0 or (r == 1 and aces == "high"):
         return 0
     return 1 << (card - 1)
@@ -67,8 +78,11 @@ def next_low(card: int, aces: str) -> int:
 def next_high(card: int, aces: str) -> int:
     """Mask of the card a run's high end takes once ``card`` (0..51) was laid off there:
     the card one rank above in its suit (the ace above a king unless ``aces == "low"``);
-    0 when there is none (above an ace played high; runs never wrap, RULES.md §4)."""
+    0 when there is none (above an ace played high; runs never wrap, RULES.md §4; under
+    ``"around"`` the ace lies above the king and the 2 above the ace, §10.1)."""
     r = card % 13
+    if aces == "around":
+        return 1 << (card + 1 if r < 12 else card - 12)
     if r == 0:
         return 0
     if r == 12:
@@ -88,6 +102,12 @@ def partial_mask(cards: int, aces: str) -> int:
     a, b, c, d = ranks
     pair = (a & (b | c | d)) | (b & (c | d)) | (c & d)
     for s, p in enumerate(ranks):
+        if aces == "around":  # the suit is a circle (§10.1)
+            q = p | p << 13 | p << 26
+            near = ((q << 1) | (q >> 1) | (q << 2) | (q >> 2)) & q
+            near = (near >> 13) & _LOW13
+            out |= ((near | (p & pair)) & _LOW13) << (13 * s)
+            continue
         q = p if aces != "high" else p & ~1
         if aces != "low":
             q |= (p & 1) << 13
