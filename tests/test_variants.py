@@ -265,6 +265,25 @@ def test_jokers_layout_size():
         assert lay.texts[a].count("JK=") == jm.bit_count()
 
 
+def test_around_with_jokers_layout_size():
+    # around + jokers: the 9402 ids of jokers, the 220 wrap melds, and their joker forms:
+    # per suit L - 2 wrap runs of L = 3..12 cards, each with C(L,1) + C(L,2) (L >= 4) forms.
+    def forms(L):
+        return L if L == 3 else L + L * (L - 1) // 2
+    wrap_forms = 4 * sum((L - 2) * forms(L) for L in range(3, 13))
+    assert wrap_forms == 10548
+    assert actions.num_actions("around+jokers") == 9402 + 220 + 10548 == 20170
+
+
+@pytest.mark.parametrize("kind_name", ["around", "jokers", "two_decks", "around+jokers"])
+def test_every_variant_action_text_parses_back_to_its_id(kind_name):
+    # one text per id (API.md): the texts are distinct and parse_action inverts action_text
+    n = actions.num_actions(kind_name)
+    texts = [actions.action_text(a, kind_name) for a in range(n)]
+    assert len(set(texts)) == n
+    assert all(actions.parse_action(tx, kind_name) == a for a, tx in enumerate(texts))
+
+
 def test_a_joker_in_a_run_takes_the_rank_at_its_place():
     # 4H 6H JK 9C 9D, one joker: a 3-card meld needs two natural cards, so the joker melds
     # are 4H JK=5H 6H (the gap of the run) and 9C 9D with the joker as 9H or 9S (§10.2);
