@@ -110,7 +110,7 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
     its player count and kind (``rummy_env.observation.table_for``: a 500 Rum table's
     differ from a standard one's, RULES.md §10.4). The answer names both tables."""
     from rummy_env.actions import num_actions, table_kind
-    from rummy_env.observation import obs_size, table_for
+    from rummy_env.observation import describe_table, obs_size
 
     kind = table_kind(rules)
     want_dim, want_acts = obs_size(rules.num_players, kind), num_actions(kind)
@@ -123,14 +123,10 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
         acts = getattr(agent, "n_actions", None)
     here = f"a {rules.num_players}-player {kind} table"
     if isinstance(dim, int) and dim != want_dim:
-        try:
-            n, k = table_for(dim)
-            theirs = f"a {n}-player {k} table"
-        except ValueError:
-            theirs = f"observations of {dim} entries"
+        theirs = describe_table(dim, acts if isinstance(acts, int) else None)
         return f"it was trained for {theirs}, this is {here} (observations of {want_dim} entries)"
     if isinstance(acts, int) and acts != want_acts:
-        return f"it chooses among {acts} actions, {here} has {want_acts}"
+        return f"it chooses among {acts} actions ({describe_table(dim, acts) if isinstance(dim, int) else 'another table'}), {here} has {want_acts}"
     return None
 
 

@@ -136,17 +136,13 @@ class OnnxAgent:
         if obs.ndim == 1:
             obs, mask = obs[None], mask[None]
         if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
-            from rummy_env.observation import table_for
+            from rummy_env.observation import describe_table
 
             why = ""
-            try:
-                table = table_for(obs.shape[1]) if obs.ndim == 2 else None
-            except ValueError:
-                table = None
-            if table is not None:
+            if obs.ndim == 2:
                 why = (f": this policy was trained for a {self.spec['rules']['num_players']}-player "
-                       f"{self.spec['actions']['kind']} table, and this observation is from a {table[0]}-player "
-                       f"{table[1]} table")
+                       f"{self.spec['actions']['kind']} table, and this observation is from "
+                       f"{describe_table(obs.shape[1], mask.shape[-1] if mask.ndim else None)}")
             raise ValueError(f"observation must have shape ({self.obs_dim},) or (batch, {self.obs_dim}), "
                              f"got {obs.shape}{why}")
         na = self.num_actions

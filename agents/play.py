@@ -99,15 +99,15 @@ class Game:
 
     # ------------------------------------------------------------------ display
     def _cards(self, cards: list[int]) -> str:
-        from rummy_env.cards import CARD_TEXT, sort_key
+        from rummy_env.cards import TEXT_OF, sort_key
 
         by_suit: dict[int, list[str]] = {}
-        for c in sorted(cards, key=sort_key):
-            by_suit.setdefault(c // 13, []).append(CARD_TEXT[c])
+        for c in sorted(cards, key=sort_key):  # jokers (52) sort last, as their own group
+            by_suit.setdefault(c // 13, []).append(TEXT_OF[c])
         return "  ".join(" ".join(v) for v in by_suit.values()) or "-"
 
     def show_table(self) -> None:
-        from rummy_env.cards import CARD_TEXT, cards_of
+        from rummy_env.cards import CARD_TEXT, TEXT_OF, count_cards
         from rummy_env.engine import PLAY
 
         st, c = self.env.state, self.console
@@ -120,7 +120,7 @@ class Game:
                            for q in range(rules.num_players))
         target = f" (match to {rules.target})" if self.episode == "match" and rules.target else ""
         c.print(f"scores: {scores}{target}")
-        up = CARD_TEXT[st.discard[-1]] if st.discard else "-"
+        up = TEXT_OF[st.discard[-1]] if st.discard else "-"
         c.print(f"stock: {len(st.stock)} cards   top discard: {up}   discard pile: {len(st.discard)} cards")
         if rules.draw == "dig":  # the whole pile is spread face up (RULES.md §10.4)
             pile = " ".join(CARD_TEXT[x] for x in st.discard) or "-"
@@ -130,21 +130,21 @@ class Game:
             mp = "   ".join(("you" if q == self.seat else f"player_{q}") + f" {st.meld_points[q]}"
                            for q in range(rules.num_players))
             c.print(f"melded this hand: {mp}")
-        melds = "  |  ".join(" ".join(CARD_TEXT[x] for x in m.cards()) for m in st.melds)
+        melds = "  |  ".join(" ".join(m.texts()) for m in st.melds)
         c.print(f"table melds: {melds or '-'}")
         for q in range(rules.num_players):
             if q == self.seat:
                 continue
-            known = cards_of(st.known[q])
+            known = count_cards(st.known[q])
             extra = f" (known to hold: {self._cards(known)})" if known else ""
             c.print(f"player_{q}: {st.hands[q].bit_count()} cards{extra}")
         if st.bound >= 0:
             c.print(f"you dug {CARD_TEXT[st.bound]} from the discard pile: meld it or lay it off "
                     "before you discard")
         if st.drawn_from_discard >= 0:
-            c.print(f"you took {CARD_TEXT[st.drawn_from_discard]} from the discard pile: "
+            c.print(f"you took {TEXT_OF[st.drawn_from_discard]} from the discard pile: "
                     "you may not discard it this turn")
-        c.print(f"your hand: {self._cards(cards_of(st.hands[self.seat]))}", style="bold")
+        c.print(f"your hand: {self._cards(count_cards(st.hands[self.seat]))}", style="bold")
 
     def show_moves(self, legal: list[int]) -> None:
         self.console.print("your moves:")
@@ -247,21 +247,24 @@ class Game:
                 before = env.state.hands[self.seat]
                 env.step(a)
                 if a == DRAW_STOCK:  # name the card drawn (only this seat sees it)
-                    from rummy_env.cards import CARD_TEXT, cards_of
+                    from collections import Counter
 
-                    new = cards_of(env.state.hands[self.seat] & ~before) if env.state.hand_number == hand_before else []
+                    from rummy_env.cards import TEXT_OF, count_cards
+
+                    new = (list(Counter(count_cards(env.state.hands[self.seat])) - Counter(count_cards(before)))
+                           if env.state.hand_number == hand_before else [])
                     if new:
-                        c.print(f"you drew {CARD_TEXT[new[0]]} from the stock")
+                        c.print(f"you drew {TEXT_OF[new[0]]} from the stock")
             else:
                 ob = env.observe(agent)
                 a = int(self.opponents[q].act(ob["observation"], ob["action_mask"]))
                 text = env.action_text(a)
                 from rummy_env.actions import DIG_BASE
-                from rummy_env.cards import CARD_TEXT
+                from rummy_env.cards import CARD_TEXT, TEXT_OF
 
                 if a == 1 and env.state.discard:
-                    text += f" (takes {CARD_TEXT[env.state.discard[-1]]})"
-                elif a >= DIG_BASE:  # a dig: the card and every card above it (RULES.md §10.4)
+                    text += f" (takes {TEXT_OF[env.state.discard[-1]]})"
+                elif a >= DIG_BASE and env.state.rules.draw == "dig":  # a dig: the card and every card above it (§10.4)
                     from rummy_env.engine import dig_taken
 
                     taken = dig_taken(env.state.discard, a - DIG_BASE)

@@ -147,18 +147,15 @@ class PPOAgent:
         """
         obs = np.asarray(observation, dtype=np.float32)
         if self.obs_shape is not None and obs.shape != self.obs_shape:
-            from rummy_env.observation import table_for
+            from rummy_env.observation import describe_table
 
-            def table(shape: tuple) -> str:
-                try:
-                    n, kind = table_for(shape[0]) if len(shape) == 1 else (None, None)
-                except ValueError:
-                    n = None
-                return f"a {n}-player {kind} table" if n else f"shape {shape}"
+            def table(shape: tuple, n_actions: int | None) -> str:
+                return describe_table(shape[0], n_actions) if len(shape) == 1 else f"shape {shape}"
 
+            mask_len = np.shape(action_mask)[-1] if np.ndim(action_mask) else None
             raise ValueError(f"observation shape {obs.shape} does not fit the policy's {self.obs_shape}: the "
-                             f"policy was trained for {table(self.obs_shape)}, the observation is from "
-                             f"{table(obs.shape)}")
+                             f"policy was trained for {table(self.obs_shape, self.n_actions)}, the observation is "
+                             f"from {table(obs.shape, mask_len)}")
         mask = np.asarray(action_mask).astype(bool)
         if not mask.any():
             raise ValueError("no legal action in the mask: this seat is not to move")

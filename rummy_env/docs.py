@@ -2,7 +2,8 @@
 
 ``python -m rummy_env.docs`` rewrites the blocks between ``<!-- BEGIN name -->`` and
 ``<!-- END name -->`` in ``docs/env.md`` (names: ``presets``, ``observation``,
-``actions``, ``observation_rum500``, ``actions_rum500``); ``python -m rummy_env.docs --check`` exits 1 when the page is out of
+``actions``, ``observation_rum500``, ``actions_rum500``, ``observation_variants``,
+``actions_variants``); ``python -m rummy_env.docs --check`` exits 1 when the page is out of
 date (``tests/test_docs.py`` runs the same check). Both need a source checkout: the
 docs are not installed with the package.
 """
@@ -13,8 +14,8 @@ import re
 import sys
 from pathlib import Path
 
-from .actions import NUM_ACTIONS, action_ranges, num_actions
-from .observation import layout, obs_size
+from .actions import NUM_ACTIONS, TABLE_KINDS, action_ranges, num_actions
+from .observation import _VARIANT_PIECES, kind_players, layout, obs_size
 from .rules import OPTION_NAMES, PRESET_PLAYERS, PRESETS, Rules
 
 
@@ -59,6 +60,34 @@ def action_table(kind: str = "standard") -> str:
     return "\n".join(rows)
 
 
+def variants_observation_table() -> str:
+    """Markdown tables of the pieces the deck variants (RULES.md §10.1-10.3) add after the
+    standard layout, per variant in layout order, and each kind's length by players."""
+    rows = ["| variant | piece | size | meaning |", "| --- | --- | --- | --- |"]
+    for feat, (own, opp) in _VARIANT_PIECES.items():
+        for name, size, meaning in own:
+            rows.append(f"| {feat} | `{name}` | {size} | {meaning} |")
+        for name, size, meaning in opp:
+            rows.append(f"| {feat} | `oppK_{name}` | {size} | per other seat K: {meaning} |")
+    rows += ["", "| kind | length by players |", "| --- | --- |"]
+    for kind in TABLE_KINDS[2:]:
+        rows.append(f"| `{kind}` | " + ", ".join(f"{n} → {obs_size(n, kind)}" for n in kind_players(kind)) + " |")
+    return "\n".join(rows)
+
+
+def variants_action_table() -> str:
+    """Markdown table of each deck-variant kind's action ranges beyond the standard 579
+    (``action_ranges(kind)``; RULES.md §10.1-10.3)."""
+    rows = ["| kind | N | ranges after the 579 standard ids (first id, count) |", "| --- | --- | --- |"]
+    for kind in TABLE_KINDS[2:]:
+        extra = [f"{name} ({first}, {count})" for name, first, count, _ in action_ranges(kind)[4:]]
+        rows.append(f"| `{kind}` | `Discrete({num_actions(kind)})` | {', '.join(extra) or 'none'} |")
+    rows += ["", "| range | meaning (in the `around+jokers` layout) |", "| --- | --- |"]
+    for name, _first, _count, meaning in action_ranges("around+jokers")[4:]:
+        rows.append(f"| {name} | {meaning} |")
+    return "\n".join(rows)
+
+
 def _fmt(v: object) -> str:
     if v is None:
         return "null"
@@ -81,8 +110,11 @@ def presets_table() -> str:
         for n in names:
             if opt == "target" and n in ("turnover", "stalemate"):
                 vals.append("by players (100/150/200)")
+            elif opt == "target" and n in ("jokers", "two_decks"):
+                vals.append("by players (100/150/200)")
             elif opt == "hand_size":
-                vals.append("by players (13/7)" if n == "rum500" else "by players (10/7/6)")
+                vals.append("by players (13/7)" if n == "rum500" else "10" if n == "two_decks"
+                            else "by players (10/7/6)")
             else:
                 vals.append(_fmt(getattr(PRESETS[n], opt)))
         rows.append(f"| `{opt}` | " + " | ".join(vals) + " |")
@@ -90,7 +122,8 @@ def presets_table() -> str:
 
 
 BLOCKS = {"presets": presets_table, "observation": observation_table, "actions": action_table,
-          "observation_rum500": rum500_observation_table, "actions_rum500": lambda: action_table("rum500")}
+          "observation_rum500": rum500_observation_table, "actions_rum500": lambda: action_table("rum500"),
+          "observation_variants": variants_observation_table, "actions_variants": variants_action_table}
 
 
 def render(text: str) -> str:
@@ -145,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["observation_table", "rum500_observation_table", "action_table", "presets_table", "render", "missing_blocks", "PAGE", "Rules"]
+__all__ = ["observation_table", "rum500_observation_table", "action_table", "variants_observation_table",
+           "variants_action_table", "presets_table", "render", "missing_blocks", "PAGE", "Rules"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1117,14 +1117,17 @@ def match_payoffs(state: GameState) -> list[float]:
 # ---------------------------------------------------------------- action text with a position
 
 def action_id(state: GameState, text: str) -> int:
-    """The id of action ``text`` (API.md); ``layoff JC`` alone resolves to the one
-    meld on the table that can take the card.
+    """The id of action ``text`` (API.md) at this position's kind of table; ``layoff JC``
+    alone resolves to the one meld on the table that can take the card (``layoff JK=7H``
+    alone, to the one end a joker may take 7H at).
 
     Raises:
-        ValueError: the text names no action, or a bare lay-off fits no meld or more than one.
+        ValueError: the text names no action of this table, or a bare lay-off fits no
+            meld or more than one.
     """
-    a = parse_action(text)
-    if isinstance(a, int) and a >= DIG_BASE:
+    kind = table_kind(state.rules)
+    a = parse_action(text, kind)
+    if isinstance(a, int) and a >= DIG_BASE and state.variant is None:
         if state.rules.draw != "dig":
             raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); "
                              "digging the pile needs draw='dig' (RULES.md §10.4)")
@@ -1132,9 +1135,13 @@ def action_id(state: GameState, text: str) -> int:
             return DRAW_DISCARD  # the top card alone is the plain draw (one action for one move)
     if isinstance(a, tuple):
         card = a[1]
-        ends = [e for e in range(3) if state.layoff_masks[e] >> card & 1]
+        joker = len(a) > 2
+        masks = state.joker_masks if joker else state.layoff_masks
+        ends = [e for e in range(3) if masks[e] >> card & 1]
+        shown = ("JK=" if joker else "") + CARD_TEXT[card]
         if len(ends) != 1:
             where = ("no meld on the table can take " if not ends else "more than one meld can take ")
-            raise ValueError(f"{text!r}: {where}{CARD_TEXT[card]}; say 'layoff {CARD_TEXT[card]} set|low|high'")
-        return LAYOFF_BASE + 3 * card + ends[0]
+            raise ValueError(f"{text!r}: {where}{shown}; say 'layoff {shown} set|low|high'")
+        base = state.variant.joker_layoff if joker else LAYOFF_BASE
+        return base + 3 * card + ends[0]
     return a

@@ -254,6 +254,19 @@ def table_for(obs_dim: int, num_actions: int | None = None) -> tuple[int, str]:
     return t
 
 
+def describe_table(obs_dim: int, num_actions: int | None = None) -> str:
+    """Words for the table an observation length (and action count) belongs to: ``"a
+    2-player jokers table"``, or ``"observations of D entries"`` when no table has them
+    (``table_for``). The one wording the policy loaders' error messages use."""
+    try:
+        n, kind = table_for(obs_dim, num_actions)
+    except ValueError:
+        if num_actions is not None:
+            return describe_table(obs_dim)
+        return f"observations of {obs_dim} entries"
+    return f"a {n}-player {kind} table"
+
+
 def players_for(obs_dim: int) -> int:
     """The player count whose observation has ``obs_dim`` entries (``table_for``).
 
@@ -928,7 +941,7 @@ class RandomAgent(SeededAgent):
 
 
 __all__ = [
-    "layout", "obs_low", "obs_size", "offsets", "players_for", "table_for", "num_card_planes", "Encoder", "rule_features",
+    "layout", "obs_low", "obs_size", "offsets", "players_for", "table_for", "describe_table", "kind_players", "num_card_planes", "Encoder", "rule_features",
     "decode_cards", "action_mask", "action_mask_into", "action_masks_into", "PlayerView", "SeededAgent", "RandomAgent",
     "cards_of", "STOCK_SCALE", "RECYCLE_SCALE",
     "SCORE_SCALE", "HAND_SCALE", "MULTIPLIER_SCALE", "ACES_ORDER", "MIN_PLAYERS", "MAX_PLAYERS",

@@ -40,10 +40,18 @@ def test_non_text_card_raises(bad):
         parse_card(bad)
 
 
-@pytest.mark.parametrize("bad", [-1, 52, 3.0, "TH"])
+@pytest.mark.parametrize("bad", [-1, 53, 3.0, "TH"])
 def test_bad_card_number_raises(bad):
     with pytest.raises(ValueError):
         card_text(bad)
+
+
+def test_card_52_is_the_joker():
+    # RULES.md §10.2 / API.md: the joker is written JK; parse_card reads it only where jokers exist
+    assert card_text(52) == "JK"
+    assert parse_card("jk", joker=True) == 52
+    with pytest.raises(ValueError, match="no jokers"):
+        parse_card("JK")
 
 
 @pytest.mark.parametrize(

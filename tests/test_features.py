@@ -130,7 +130,7 @@ def test_unseen_cards_exclude_hand_upcard_and_table():
 
 def test_players_for_and_bad_sizes():
     assert [players_for(obs_size(n)) for n in range(2, 7)] == [2, 3, 4, 5, 6]
-    with pytest.raises(ValueError, match="not that of a 2-6 player table"):
+    with pytest.raises(ValueError, match="not that of a standard or 500 Rum table"):
         players_for(100)
 
 

@@ -7,7 +7,8 @@ from rummy_env import PRESETS, Rules
 
 DEFAULTS = dict(
     num_players=2, hand_size=None, aces="low", ace_points=1, layoffs=True, must_discard_to_go_out=False,
-    rummy_multiplier=2, rummy_needs_no_discard=False, scoring="winner_takes", draw="top", recycle="shuffle",
+    rummy_multiplier=2, rummy_needs_no_discard=False, scoring="winner_takes", jokers=0, decks=1, draw="top",
+    recycle="shuffle",
     max_recycles=1, dry_trigger="on_empty", dry_hand="void", max_turns=300,
 )
 
@@ -22,9 +23,13 @@ EXPECTED_PRESETS = {
     # §10.5: scoring melds, dig, target 500, no recycle, rummy_multiplier 1
     "rum500": dict(DEFAULTS, scoring="melds", draw="dig", target=500, max_recycles=0, rummy_multiplier=1,
                    hand_size=13),  # §10.5: 13 cards heads-up (7 for 3-6 players, tested below)
+    # §10.5: turnover with jokers = 2 (2-6 players), turnover with decks = 2 (5-7 players, 5 by default;
+    # the target by players: 5 -> 200)
+    "jokers": dict(DEFAULTS, recycle="turn_over", max_recycles=None, target=100, jokers=2),
+    "two_decks": dict(DEFAULTS, num_players=5, recycle="turn_over", max_recycles=None, target=200, decks=2),
 }
 PLAYER_RANGES = {"classic": (2, 2), "turnover": (2, 6), "deadwood": (2, 6), "stalemate": (2, 4), "practice": (2, 2),
-                 "rum500": (2, 6)}
+                 "rum500": (2, 6), "jokers": (2, 6), "two_decks": (5, 7)}
 
 
 def test_option_names_are_rules_md_section_8():

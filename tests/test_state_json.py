@@ -144,7 +144,8 @@ def test_wrong_number_of_hands():
 
 def test_bad_rules():
     bad(["gin"], rules="gin")
-    bad(["jokers"], rules={"preset": "classic", "jokers": 2})
+    bad(["jokers"], rules={"preset": "classic", "jokers": 3})
+    bad(["decks"], rules={"decks": 3})
     bad(["aces"], rules={"preset": "classic", "aces": "sideways"})
 
 

@@ -98,9 +98,7 @@ def kind(s: engine.GameState) -> str:
 
 
 def aid(s: engine.GameState, text: str) -> int:
-    a = actions.parse_action(text, kind(s))
-    assert isinstance(a, int), a
-    return a
+    return engine.action_id(s, text)
 
 
 def legal_texts(s: engine.GameState) -> set[str]:
@@ -666,8 +664,6 @@ def test_taking_an_upcard_joker_needs_room_for_both_jokers(table, can_take):
 
 # ---------------------------------------------------------------- action text with a position
 
-@pytest.mark.xfail(strict=True, reason="engine.action_id parses with the standard kind (parse_action(text)), "
-                   "so a deck-variant table's texts (JK, K-A-2 runs) raise ValueError")
 @pytest.mark.parametrize("rules,hand_cards,text", [
     (JOKERS, ["JK", "9C"], "discard JK"),
     (JOKERS, ["4H", "6H", "JK"], "meld 4H JK=5H 6H"),
@@ -676,3 +672,15 @@ def test_taking_an_upcard_joker_needs_room_for_both_jokers(table, can_take):
 def test_engine_action_id_reads_variant_text(rules, hand_cards, text):
     s = variant_position(rules, [hand_cards, ["5C"]])
     assert engine.action_id(s, text) == actions.parse_action(text, actions.table_kind(rules))
+
+
+def test_bare_joker_layoff_text_resolves_to_the_one_end():
+    # 4H 5H 6H on the table: a joker may stand for 3H (low end) or 7H (high end), each at
+    # one end only, so 'layoff JK=7H' alone names 'layoff JK=7H high': id = joker_layoff +
+    # 3 * 32 + 2 (7H = 13 * 2 + 6 = 32). 'layoff JK=9H' fits nowhere and says so.
+    s = variant_position(JOKERS, [["JK", "9C"], ["5C"]], table=[["4H", "5H", "6H"]])
+    lay = s.variant
+    assert engine.action_id(s, "layoff JK=7H") == lay.joker_layoff + 3 * 32 + 2
+    assert actions.action_text(engine.action_id(s, "layoff jk=7h"), "jokers") == "layoff JK=7H high"
+    with pytest.raises(ValueError, match="no meld on the table can take JK=9H"):
+        engine.action_id(s, "layoff JK=9H")

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from rummy_env import Rules, __version__ as ENV_PACKAGE_VERSION
-from rummy_env.actions import ACTION_TEXTS, action_ranges, num_actions, table_kind
+from rummy_env.actions import ACTION_TEXTS, ActionLayout, action_ranges, num_actions, table_kind
+from rummy_env.cards import JOKER
 from rummy_env.cards import CARD_TEXT
 from rummy_env.agents.masking import MASK_FILL, mask_logits
 from rummy_env.observation import layout, obs_size, table_for
@@ -194,9 +195,10 @@ def masked_graph(logits_net: Any) -> Any:
     return MaskedPolicy(logits_net).eval()
 
 
-def export_graph_onnx(mod: Any, obs_dim: int, path: Path) -> None:
+def export_graph_onnx(mod: Any, obs_dim: int, path: Path, n_actions: int | None = None) -> None:
     """Write ``mod`` (``(observation, action_mask) -> (masked_logits, action)``) to
-    ``path`` as the ONNX graph described in this module's docstring."""
+    ``path`` as the ONNX graph described in this module's docstring; ``n_actions`` is the
+    table's action count (``None``: read from ``obs_dim``, standard and 500 Rum tables)."""
     import contextlib
     import io
     import logging
@@ -207,7 +209,7 @@ def export_graph_onnx(mod: Any, obs_dim: int, path: Path) -> None:
 
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)  # e.g. "torchvision is not installed"
     obs = torch.zeros(2, obs_dim, dtype=torch.float32)
-    mask = torch.ones(2, num_actions(table_for(obs_dim)[1]), dtype=torch.int8)
+    mask = torch.ones(2, n_actions or num_actions(table_for(obs_dim)[1]), dtype=torch.int8)
     batch = torch.export.Dim("batch", min=1)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
@@ -273,13 +275,16 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
         "cards": {
             "numbering": "card = 13 * suit + rank; suits C D H S = 0..3, ranks A 2 3 4 5 6 7 8 9 T J Q K = 0..12",
             "texts": list(CARD_TEXT),
+            **({"joker": {"number": JOKER, "text": "JK", "meld_form": "JK=<card> (the card it stands for)"}}
+               if rules.jokers else {}),
         },
         "actions": {
             "kind": kind,
             "num_actions": n_act,
             "ranges": [{"name": nm, "first": first, "count": cnt, "meaning": meaning}
                        for nm, first, cnt, meaning in action_ranges(kind)],
-            "table": [{"id": i, "text": t} for i, t in enumerate(ACTION_TEXTS[:n_act])],
+            "table": [{"id": i, "text": t} for i, t in enumerate(
+                ACTION_TEXTS[:n_act] if kind in ("standard", "rum500") else ActionLayout.of(kind).texts)],
         },
         "inputs": [dict(d, shape=[shapes.get(s, s) for s in d["shape"]]) for d in INPUTS],
         "outputs": [dict(d, shape=[shapes.get(s, s) for s in d["shape"]]) for d in OUTPUTS],
@@ -345,7 +350,7 @@ def write_policy_dir(graph: Any, spec: dict[str, Any], obs_dim: int, out: Path) 
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         tmp_onnx = Path(tmp) / "policy.onnx"
-        export_graph_onnx(graph, obs_dim, tmp_onnx)
+        export_graph_onnx(graph, obs_dim, tmp_onnx, spec["actions"]["num_actions"])
         tmp_spec = Path(tmp) / "spec.json"
         tmp_spec.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
         shutil.move(str(tmp_onnx), out / "policy.onnx")

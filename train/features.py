@@ -47,7 +47,7 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from rummy_env.observation import ACES_ORDER, num_card_planes, offsets, players_for
+from rummy_env.observation import ACES_ORDER, num_card_planes, obs_size, offsets, table_for
 
 PER_HAND = 7   # same_rank, 4 run neighbours, in_set, in_run
 UNSEEN = 6     # unseen_rank, 4 run neighbours, unseen
@@ -87,10 +87,16 @@ class CardMeldFeatures(nn.Module):
     three aces options' 0/1 matrices stacked; ``in_set`` and ``in_run`` are products of them.
     """
 
-    def __init__(self, obs_dim: int) -> None:
+    def __init__(self, obs_dim: int, num_players: int | None = None, kind: str | None = None) -> None:
         super().__init__()
-        n = players_for(obs_dim)
-        off = offsets(n)
+        if num_players is None:
+            n, kind = table_for(obs_dim)
+        else:
+            n, kind = num_players, kind or "standard"
+            if obs_size(n, kind) != obs_dim:
+                raise ValueError(f"an observation of {obs_dim} entries is not that of a {n}-player {kind} table "
+                                 f"({obs_size(n, kind)} entries)")
+        off = offsets(n, kind)  # the standard pieces keep their places at every kind of table
         self.obs_dim = obs_dim
         self.out_dim = obs_dim + EXTRA
         self.planes = num_card_planes(n)
@@ -98,6 +104,8 @@ class CardMeldFeatures(nn.Module):
         self.seen = [0, 1, 2, 4] + [off[f"opp{k}_known"].start // 52 for k in range(1, n)]
         self.layoff_planes = [off[k].start // 52 for k in ("layoff_set", "layoff_low", "layoff_high")]
         self.layoffs = off["rule_layoffs"].start
+        # aces="around" (RULES.md §10.1) reads as "either" here: runs through the ace at both ends
+        self.around = off["rule_around"].start if "rule_around" in off else -1
         # [aces * 52, 5 * 52]: (aces one-hot (x) plane) @ maps = the plane's linear features
         # under the row's aces option, in one matrix product
         self.register_buffer("maps", linear_maps().reshape(3 * 52, 5 * 52).contiguous(), persistent=False)
@@ -114,7 +122,10 @@ class CardMeldFeatures(nn.Module):
         hand_up = hand + planes[:, 1]                        # disjoint planes: the sum is the union
         unseen = 1.0 - planes[:, self.seen].sum(dim=1)       # hand, upcard, pile, table, known: disjoint
         x = torch.stack([hand, hand_up, unseen], dim=1)      # [B, 3, 52]
-        aces = obs[:, self.aces:self.aces + 3].reshape(b, 1, 3, 1)
+        aces = obs[:, self.aces:self.aces + 3]
+        if self.around >= 0:
+            aces = aces + torch.nn.functional.pad(obs[:, self.around:self.around + 1], (2, 0))
+        aces = aces.reshape(b, 1, 3, 1)
         lin = ((aces * x[:, :, None, :]).reshape(b * 3, 3 * 52) @ self.maps).reshape(b, 3, 5, 52)
         same, m2, m1, p1, p2 = lin.unbind(dim=2)             # each [B, 3, 52]
         xh = x[:, :2]
@@ -141,18 +152,23 @@ class CardFeatures(BaseFeaturesExtractor):
     ``features_dim`` is ``trunk`` if set, else ``obs_dim + EXTRA`` with cards (548 + 1208
     = 1756 for 2 players), else ``obs_dim``.
 
+    ``num_players`` / ``kind`` name the table (``actions.table_kind``); without them the
+    table is read from the observation's length, which tells the standard and 500 Rum
+    tables apart but not the deck variants (RULES.md §10.1-10.3), whose training passes
+    both. The deck-variant pieces after the standard layout pass through unchanged.
+
     Raises:
-        ValueError: the observation space is not a flat Box of a 2-6 player table, or
-            ``trunk < 0``.
+        ValueError: the observation space is not a flat Box of the table, or ``trunk < 0``.
     """
 
-    def __init__(self, observation_space: gym.spaces.Box, cards: bool = True, trunk: int = 0) -> None:
+    def __init__(self, observation_space: gym.spaces.Box, cards: bool = True, trunk: int = 0,
+                 num_players: int | None = None, kind: str | None = None) -> None:
         if len(observation_space.shape) != 1:
             raise ValueError(f"CardFeatures needs a flat observation, got shape {observation_space.shape}")
         if not isinstance(trunk, int) or trunk < 0:
             raise ValueError(f"trunk must be an int >= 0, got {trunk!r}")
         obs_dim = int(observation_space.shape[0])
-        core: nn.Module = CardMeldFeatures(obs_dim) if cards else nn.Identity()
+        core: nn.Module = CardMeldFeatures(obs_dim, num_players, kind) if cards else nn.Identity()
         width = core.out_dim if cards else obs_dim
         super().__init__(observation_space, trunk or width)
         self.core = core

@@ -42,8 +42,12 @@ class ActorNet(nn.Module):
 
             from .features import CardFeatures
 
+            from rummy_env.observation import table_for
+
             space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
-            self.features: nn.Module = CardFeatures(space, cards=features == "cards", trunk=trunk)
+            n, kind = table_for(obs_dim, n_actions)
+            self.features: nn.Module = CardFeatures(space, cards=features == "cards", trunk=trunk, num_players=n,
+                                                    kind=kind)
             last = self.features.features_dim
         else:
             self.features = nn.Identity()

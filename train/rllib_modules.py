@@ -148,8 +148,11 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
         self.obs_dim = int(box.shape[0])
         self.n_actions = int(self.action_space.n)
         if self.features == "cards" or self.trunk:
+            from rummy_env.observation import table_for
+
+            n, kind = table_for(self.obs_dim, self.n_actions)
             self.features_extractor: torch.nn.Module = CardFeatures(box, cards=self.features == "cards",
-                                                                    trunk=self.trunk)
+                                                                    trunk=self.trunk, num_players=n, kind=kind)
         else:
             self.features_extractor = FlattenExtractor(box)
         dim = self.features_extractor.features_dim

@@ -253,6 +253,9 @@ class Trainer:
 
             pk["features_extractor_class"] = CardFeatures
             pk["features_extractor_kwargs"] = dict(cards=cfg.features == "cards", trunk=cfg.trunk)
+            kind = table_kind(self.rules)
+            if kind not in ("standard", "rum500"):  # a deck variant's size does not tell its table
+                pk["features_extractor_kwargs"].update(num_players=self.rules.num_players, kind=kind)
         common = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
                       gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                       vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, learning_rate=_lr_schedule(cfg),
