@@ -358,3 +358,14 @@ def test_env_reset_accepts_a_variant_position():
     assert engine.legal_actions(env.state) == engine.legal_actions(s)
     with pytest.raises(ValueError, match="jokers"):
         raw_env("jokers", num_players=3).reset(seed=1, options={"state": d})
+
+
+def test_render_shows_a_loaded_variant_position():
+    env = raw_env(Rules.make(JK2), render_mode="ansi")
+    env.reset(seed=1, options={"state": joker_obj(["4H", "JK=5H", "6H"])})
+    text = env.render()
+    assert "melds: 4H JK=5H 6H" in text and "upcard: 8C" in text
+    assert "your hand (player_1): 2C 9D TS QS" in text and "player_0 (1 cards)" in text
+    env = raw_env(Rules.make(TD5), render_mode="ansi")
+    env.reset(seed=1, options={"state": two_decks_obj()})
+    assert "your hand (player_0): 9C 5H 5H" in env.render()
