@@ -47,7 +47,7 @@ from pettingzoo.utils import wrappers
 
 from . import engine, state_json
 from .actions import action_text, num_actions, table_kind
-from .cards import CARD_TEXT, cards_of, sort_key
+from .cards import TEXT_OF, count_cards, sort_key
 from .engine import GameState, IllegalActionError
 from .observation import Encoder, action_mask, obs_low, obs_size
 from .rules import Rules
@@ -405,20 +405,22 @@ class raw_env(AECEnv):
 
 def render_text(st: GameState, viewer: int) -> str:
     """A text picture of the table seen by ``viewer``: its hand, the melds, the upcard,
-    the stock size, hand sizes and scores (nobody else's cards)."""
+    the stock size, hand sizes and scores (nobody else's cards). At a deck-variant table
+    (RULES.md §10.1-10.3) a card held twice is shown twice, a joker as ``JK`` and a
+    melded one as ``JK=<card>``."""
     def cards(cs: list[int]) -> str:
-        return " ".join(CARD_TEXT[c] for c in cs) or "-"
+        return " ".join(TEXT_OF[c] for c in cs) or "-"
 
     n = st.rules.num_players
     lines = [f"hand {st.hand_number + 1}, turn {st.turn + 1}: player_{st.current} to "
              + ("draw" if st.phase == engine.DRAW else "play")]
-    lines.append(f"stock: {len(st.stock)} cards   upcard: {CARD_TEXT[st.discard[-1]] if st.discard else '-'}"
+    lines.append(f"stock: {len(st.stock)} cards   upcard: {TEXT_OF[st.discard[-1]] if st.discard else '-'}"
                  f"   recycles: {st.recycles}")
-    lines.append("melds: " + ("  |  ".join(cards(m.cards()) for m in st.melds) or "-"))
+    lines.append("melds: " + ("  |  ".join(" ".join(m.texts()) for m in st.melds) or "-"))
     for q in range(n):
         tag = "you" if q == viewer else f"{st.hands[q].bit_count()} cards"
         lines.append(f"player_{q} ({tag}): score {st.scores[q]}")
-    lines.append(f"your hand (player_{viewer}): " + cards(sorted(cards_of(st.hands[viewer]), key=sort_key)))
+    lines.append(f"your hand (player_{viewer}): " + cards(sorted(count_cards(st.hands[viewer]), key=sort_key)))
     if st.hand_over:
         lines.append(f"hand over: {st.result}")
     return "\n".join(lines)

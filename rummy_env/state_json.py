@@ -12,16 +12,26 @@ else they must add up to the table's points); on a dig
 table ``bound`` (the card dug from the discard pile this turn that must still be
 melded or laid off, or null; RULES.md §10.4). The rules themselves live in
 ``engine.py``; this module only reads and writes positions.
+
+At a deck-variant table (RULES.md §10.1-10.3: ``aces="around"``, ``jokers=2``,
+``decks=2``; ``GameState.variant`` set) a card may be listed twice (two decks), a joker
+is ``JK`` in hands, the stock, the discard pile, ``known_cards``, ``discards_by`` and
+``drawn_from_discard``, and ``JK=<card>`` in a meld (the card it stands for). Reading
+checks every natural card is placed exactly ``decks`` times and the joker ``jokers *
+decks`` times (a melded joker counts as a joker, not as its card); every meld's cards,
+jokers counted as what they stand for, form a catalogue meld legal under the table's
+``aces`` with no card twice and at most as many jokers as natural cards (§10.2).
 """
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from .actions import num_actions, table_kind
-from .cards import CARD_TEXT, NUM_CARDS, cards_of, mask_of, mask_points, parse_card
-from .engine import (DRAW, PHASES, PLAY, GameState, _finishable, _layoff_masks, _meld_from_id, _start_turn,
-                     bound_playable, melds_payoffs)
+from .actions import ActionLayout, num_actions, table_kind
+from .cards import (CARD_TEXT, JOKER, JOKER_POINTS, NUM_CARDS, TEXT_OF, CardError, cards_of, count_cards,
+                    count_mask_of, count_of, mask_of, mask_points, parse_card)
+from .engine import (DRAW, PHASES, PLAY, GameState, Meld, _finishable, _layoff_masks, _meld_from_id, _start_turn,
+                     _variant_finishable, _variant_layoff_masks, bound_playable, melds_payoffs)
 from .melds import meld_of_cards
 from .rules import Rules
 
@@ -41,22 +51,41 @@ _REQUIRED = ("hands", "stock", "discard", "melds", "current_player", "phase")
 
 
 def _texts(mask_or_list: Any) -> list[str]:
-    return [CARD_TEXT[c] for c in (cards_of(mask_or_list) if isinstance(mask_or_list, int) else mask_or_list)]
+    """Card texts of a set mask (bit 52: the joker, ``JK``) or of a list of card numbers."""
+    return [TEXT_OF[c] for c in (cards_of(mask_or_list) if isinstance(mask_or_list, int) else mask_or_list)]
+
+
+def _count_texts(hand: int) -> list[str]:
+    """A count mask's cards as text, a copy per occurrence, the jokers (``JK``) last."""
+    return [TEXT_OF[c] for c in count_cards(hand)]
 
 
 def to_json(state: GameState) -> dict[str, Any]:
     """The position in API.md's STATE form (a JSON-able dict), plus the extensions
     ``melded_this_turn``, ``hand_number``, ``known_cards`` and ``discards_by`` that a
-    round trip needs. ``result`` (once the hand is over) also carries ``payoffs``."""
+    round trip needs. ``result`` (once the hand is over) also carries ``payoffs``.
+
+    At a deck-variant table (``state.variant`` set, RULES.md §10.1-10.3) hands, the
+    stock, the discard pile and ``known_cards`` list a card once per copy (two decks)
+    and a joker as ``JK``; a meld writes a joker as ``JK=<card>``, the card it stands
+    for (``engine.Meld.texts``); ``drawn_from_discard`` and ``discards_by`` may be ``JK``."""
+    if state.variant is None:
+        hands = [_texts(h) for h in state.hands]
+        melds = [_texts(m.cards()) for m in state.melds]
+        known = [_texts(k) for k in state.known]
+    else:
+        hands = [_count_texts(h) for h in state.hands]
+        melds = [m.texts() for m in state.melds]
+        known = [_count_texts(k) for k in state.known]
     d: dict[str, Any] = {
         "rules": state.rules.to_json(),
-        "hands": [_texts(h) for h in state.hands],
+        "hands": hands,
         "stock": _texts(state.stock[::-1]),
         "discard": _texts(state.discard),
-        "melds": [_texts(m.cards()) for m in state.melds],
+        "melds": melds,
         "current_player": state.current,
         "phase": PHASES[state.phase],
-        "drawn_from_discard": None if state.drawn_from_discard < 0 else CARD_TEXT[state.drawn_from_discard],
+        "drawn_from_discard": None if state.drawn_from_discard < 0 else TEXT_OF[state.drawn_from_discard],
         "has_melded": list(state.has_melded),
         "melded_this_turn": state.melded_this_turn,
         "recycles": state.recycles,
@@ -64,7 +93,7 @@ def to_json(state: GameState) -> dict[str, Any]:
         "scores": list(state.scores),
         "dealer": state.dealer,
         "hand_number": state.hand_number,
-        "known_cards": [_texts(k) for k in state.known],
+        "known_cards": known,
         "discards_by": [_texts(k) for k in state.discards_by],
         "hand_over": state.hand_over,
     }
@@ -84,12 +113,13 @@ MAX_HAND_NUMBER = 10**6
 
 
 def max_hand_points(rules: Rules) -> int:
-    """An upper bound of the points one hand can score (RULES.md §5): every card but the
-    winner's at its highest deadwood value (ace_points or 10), times the rummy
-    multiplier. A STATE's scores are bounded by it (plus the target); under
-    ``scoring="melds"`` (§10.4) a hand's points lie within a deck's points either way
-    (``_deck_points``)."""
-    return rules.rummy_multiplier * (NUM_CARDS * max(10, rules.ace_points))
+    """An upper bound of the points one hand can score (RULES.md §5): every card of the
+    deck at its highest deadwood value (ace_points or 10; a joker 15, §10.2; every card
+    once per deck, §10.3), times the rummy multiplier. A STATE's scores are bounded by it
+    (plus the target); under ``scoring="melds"`` (§10.4) a hand's points lie within a
+    deck's points either way (``_deck_points``)."""
+    return rules.rummy_multiplier * (rules.decks * (NUM_CARDS * max(10, rules.ace_points)
+                                                    + rules.jokers * JOKER_POINTS))
 
 
 def _deck_points(rules: Rules) -> int:
@@ -100,13 +130,133 @@ def _err(msg: str) -> PositionError:
     return PositionError(f"invalid position: {msg}")
 
 
-def _card_list(v: Any, what: str) -> list[int]:
+def _card_list(v: Any, what: str, joker: bool = False) -> list[int]:
+    """Card numbers of a list of card texts; ``joker``: ``JK`` (52) accepted (RULES.md §10.2)."""
     if not isinstance(v, (list, tuple)):
         raise _err(f"{what} must be a list of card texts, got {type(v).__name__}")
+    if not joker:
+        for t in v:
+            if isinstance(t, str) and t.strip().upper() == "JK":
+                raise _err(f"{what}: JK (a joker) is not a card at this table: it has no jokers (jokers=0, so JK may "
+                           "appear 0 times; RULES.md §10.2)")
     try:
-        return [parse_card(t) for t in v]
+        return [parse_card(t, joker=joker) for t in v]
     except ValueError as e:
         raise _err(f"{what}: {e}") from None
+
+
+def _variant_meld(v: Any, i: int, rules: Rules) -> Meld:
+    """One meld of a deck-variant table (RULES.md §4, §10.1-10.3) from its texts: natural
+    cards, and jokers written ``JK=<card>`` (the card each stands for).
+
+    Raises:
+        PositionError: not a list of card texts; a bare ``JK`` (a melded joker names its
+            card); ``JK=`` at a table without jokers; a card twice in the meld; cards that
+            are no set or run under the table's ``aces`` (their identities counted:
+            a joker as the card it stands for); more jokers than natural cards.
+    """
+    what = f"melds[{i}]"
+    if not isinstance(v, (list, tuple)):
+        raise _err(f"{what} must be a list of card texts, got {type(v).__name__}")
+    mask = jokers = 0
+    for t in v:
+        if not isinstance(t, str):
+            raise _err(f"{what}: a card must be text such as 'TH' or 'JK=5H', got {t!r}")
+        body = t.strip()
+        is_joker = body.upper().startswith("JK=")
+        if is_joker:
+            if not rules.jokers:
+                raise _err(f"{what}: {t!r} is a joker, but this table has no jokers (jokers=0, RULES.md §10.2)")
+            body = body[3:]
+        elif body.upper() == "JK":
+            raise _err(f"{what}: a joker in a meld is written JK=<card>, the card it stands for (e.g. 'JK=5H'); "
+                       "got a bare 'JK' (RULES.md §10.2)")
+        try:
+            c = parse_card(body)
+        except CardError as e:
+            raise _err(f"{what}: {t!r}: {e}") from None
+        if mask >> c & 1:
+            raise _err(f"{what}: {CARD_TEXT[c]} appears twice in one meld (a set holds one card of each suit, "
+                       "a run each rank once, even with two decks; RULES.md §10.3)")
+        mask |= 1 << c
+        if is_joker:
+            jokers |= 1 << c
+    try:
+        mid = meld_of_cards(mask, rules.aces)
+    except ValueError as e:
+        raise _err(f"{what}: {e}") from None
+    nj = jokers.bit_count()
+    if 2 * nj > mask.bit_count():
+        raise _err(f"{what} holds {nj} jokers among {mask.bit_count()} cards: a meld holds at most as many jokers "
+                   f"as natural cards (RULES.md §10.2)")
+    m = _meld_from_id(mid)
+    m.jokers = jokers
+    return m
+
+
+def _variant_known(v: Any, what: str, seat: int, hand: int, joker: bool, known: bool) -> int:
+    """``known_cards[seat]`` (a count mask, within ``hand`` as a multiset) or
+    ``discards_by[seat]`` (a set mask: each card at most once, bit 52 the joker) at a
+    deck-variant table.
+
+    Raises:
+        PositionError: a bad card text; a known card held fewer times than listed; a card
+            listed twice in ``discards_by``.
+    """
+    cards = _card_list(v, what, joker)
+    if known:
+        m = count_mask_of(cards)
+        over = [c for c in sorted(set(cards)) if count_of(m, c) > count_of(hand, c)]
+        if over:
+            raise _err(f"{what} lists " + ", ".join(f"{TEXT_OF[c]} {count_of(m, c)} time(s)" for c in over)
+                       + f", but hands[{seat}] holds " + ", ".join(f"{TEXT_OF[c]} {count_of(hand, c)} time(s)"
+                                                                    for c in over)
+                       + " (the known cards are cards of the hand)")
+        return m
+    twice = sorted({c for c in cards if cards.count(c) > 1})
+    if twice:
+        raise _err(f"{what} lists {' '.join(TEXT_OF[c] for c in twice)} more than once: it is the set of cards the "
+                   "seat has discarded this hand, each listed once")
+    return mask_of(cards)
+
+
+def _check_variant_counts(hands: list[list[int]], stock: list[int], discard: list[int], melds: list[Meld],
+                          rules: Rules) -> None:
+    """Every natural card exactly ``decks`` times and the joker ``jokers * decks`` times
+    across the hands, the stock, the discard pile and the melds, a melded joker counted
+    as a joker (RULES.md §10.2-10.3).
+
+    Raises:
+        PositionError: the first card present too often (with where it lies), else every
+            card missing, naming each and the count allowed.
+    """
+    count = [0] * (JOKER + 1)
+    seen: list[list[str]] = [[] for _ in range(JOKER + 1)]
+    places = [(f"hands[{i}]", h) for i, h in enumerate(hands)] + [("stock", stock), ("discard", discard)]
+    for i, m in enumerate(melds):
+        nat = m.mask & ~m.jokers
+        places.append((f"melds[{i}]", cards_of(nat) + [JOKER] * m.jokers.bit_count()))
+    for name, cards in places:
+        for c in cards:
+            count[c] += 1
+            seen[c].append(name)
+    decks, jokers = rules.decks, rules.jokers * rules.decks
+    deck = f"every card {decks} time(s) ({'two decks' if decks == 2 else 'one deck'})"
+    for c in range(NUM_CARDS):
+        if count[c] > decks:
+            raise _err(f"card {CARD_TEXT[c]} appears {count[c]} times (in {', '.join(seen[c])}); this table holds "
+                       f"it {decks} time(s): {deck}, RULES.md §10.3")
+    if count[JOKER] > jokers:
+        raise _err(f"JK appears {count[JOKER]} times (in {', '.join(seen[JOKER])}); this table has {jokers} "
+                   f"joker(s) (jokers={rules.jokers} per deck, decks={decks}; a melded JK=<card> counts as a joker, "
+                   "RULES.md §10.2)")
+    lost = [CARD_TEXT[c] + (f" ({count[c]} of {decks})" if decks > 1 else "")
+            for c in range(NUM_CARDS) if count[c] < decks]
+    if count[JOKER] < jokers:
+        lost.append(f"JK ({count[JOKER]} of {jokers})")
+    if lost:
+        raise _err(f"card(s) missing: {' '.join(lost)} (this table places {deck}"
+                   + (f" and {jokers} jokers" if jokers else "") + ")")
 
 
 def _int(v: Any, what: str, lo: int, hi: int | None) -> int:
@@ -128,9 +278,18 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     ``rules`` applies when ``obj`` has no ``"rules"``; ``seed`` seeds the RNG used for
     later shuffles (recycles, next deals).
 
+    At a deck-variant table (RULES.md §10.1-10.3) the hands and ``known_cards`` become
+    count masks (``cards.count_mask_of``), the melds carry their jokers
+    (``engine.Meld.jokers``), and ``variant`` / ``joker_masks`` are set as
+    ``engine.new_game`` sets them; the forms are the module docstring's.
+
     Raises:
-        PositionError (a ``ValueError``): what is wrong: a card missing or twice,
-            a bad meld, a hand size that cannot occur, an unknown key or phase, ...
+        PositionError (a ``ValueError``): what is wrong: a card missing or twice
+            (with two decks: missing or more than twice, naming the card and the count
+            allowed; the jokers: other than ``jokers * decks``; ``JK`` at a table
+            without jokers), a bad meld (a bare ``JK`` in it, a card twice, more jokers
+            than natural cards, not a set or run under the table's ``aces``), a hand
+            size that cannot occur, an unknown key or phase, ...
     """
     if not isinstance(obj, dict):
         raise _err(f"a position is a JSON object, got {type(obj).__name__}")
@@ -155,42 +314,49 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if obj.get(key) is not None and not ok:
             raise _err(f"{key} is only for " + ("500 Rum tables (scoring='melds' or draw='dig')" if key == "meld_points"
                                                 else "draw='dig' tables") + " (RULES.md §10.4)")
+    kind = table_kind(rules)
+    variant = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
     s = GameState.__new__(GameState)
     s.rules = rules
     s.num_actions = num_actions(rules)
-    s.variant = None
+    s.variant = variant
     s.joker_masks = (0, 0, 0)
     s.rng = random.Random(seed)
 
     hands_v = obj["hands"]
     if not isinstance(hands_v, list) or len(hands_v) != n:
         raise _err(f"hands must be a list of {n} hands (one per seat for {n} players)")
-    hands = [_card_list(h, f"hands[{i}]") for i, h in enumerate(hands_v)]
-    stock = _card_list(obj["stock"], "stock")
-    discard = _card_list(obj["discard"], "discard")
+    jok = rules.jokers > 0
+    hands = [_card_list(h, f"hands[{i}]", jok) for i, h in enumerate(hands_v)]
+    stock = _card_list(obj["stock"], "stock", jok)
+    discard = _card_list(obj["discard"], "discard", jok)
     if not isinstance(obj["melds"], list):
         raise _err("melds must be a list of melds (each a list of card texts)")
-    melds_c = [_card_list(m, f"melds[{i}]") for i, m in enumerate(obj["melds"])]
 
     where: dict[int, str] = {}
-    places = [(f"hands[{i}]", h) for i, h in enumerate(hands)] + [("stock", stock), ("discard", discard)]
-    places += [(f"melds[{i}]", m) for i, m in enumerate(melds_c)]
-    for name, cards in places:
-        for c in cards:
-            if c in where:
-                raise _err(f"card {CARD_TEXT[c]} appears twice (in {where[c]} and {name})")
-            where[c] = name
-    if len(where) != NUM_CARDS:
-        lost = [CARD_TEXT[c] for c in range(NUM_CARDS) if c not in where]
-        raise _err(f"card(s) missing: {' '.join(lost)} (every one of the 52 cards must be placed once)")
+    if variant is None:
+        melds_c = [_card_list(m, f"melds[{i}]") for i, m in enumerate(obj["melds"])]
+        places = [(f"hands[{i}]", h) for i, h in enumerate(hands)] + [("stock", stock), ("discard", discard)]
+        places += [(f"melds[{i}]", m) for i, m in enumerate(melds_c)]
+        for name, cards in places:
+            for c in cards:
+                if c in where:
+                    raise _err(f"card {CARD_TEXT[c]} appears twice (in {where[c]} and {name})")
+                where[c] = name
+        if len(where) != NUM_CARDS:
+            lost = [CARD_TEXT[c] for c in range(NUM_CARDS) if c not in where]
+            raise _err(f"card(s) missing: {' '.join(lost)} (every one of the 52 cards must be placed once)")
 
-    melds = []
-    for i, cards in enumerate(melds_c):
-        try:
-            mid = meld_of_cards(mask_of(cards), rules.aces)
-        except ValueError as e:
-            raise _err(f"melds[{i}]: {e}") from None
-        melds.append(_meld_from_id(mid))
+        melds = []
+        for i, cards in enumerate(melds_c):
+            try:
+                mid = meld_of_cards(mask_of(cards), rules.aces)
+            except ValueError as e:
+                raise _err(f"melds[{i}]: {e}") from None
+            melds.append(_meld_from_id(mid))
+    else:
+        melds = [_variant_meld(m, i, rules) for i, m in enumerate(obj["melds"])]
+        _check_variant_counts(hands, stock, discard, melds, rules)
 
     cur = _int(obj["current_player"], "current_player", 0, n - 1)
     if obj["phase"] not in PHASES:
@@ -204,13 +370,18 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     f = -1
     if dfd is not None:
         try:
-            f = parse_card(dfd)
+            f = parse_card(dfd, joker=jok)
         except ValueError as e:
             raise _err(f"drawn_from_discard: {e}") from None
         if phase == DRAW:
             raise _err("drawn_from_discard must be null in the draw phase")
-        if where[f] != f"hands[{cur}]" and not where[f].startswith("melds"):
-            raise _err(f"drawn_from_discard {CARD_TEXT[f]} is in {where[f]}, not in the mover's hand or a meld")
+        if variant is None:
+            if where[f] != f"hands[{cur}]" and not where[f].startswith("melds"):
+                raise _err(f"drawn_from_discard {CARD_TEXT[f]} is in {where[f]}, not in the mover's hand or a meld")
+        elif f not in hands[cur] and not any(m.jokers if f == JOKER else (m.mask & ~m.jokers) >> f & 1
+                                             for m in melds):
+            raise _err(f"drawn_from_discard {TEXT_OF[f]} is neither in the mover's hand (hands[{cur}]) nor "
+                       + ("melded as a joker" if f == JOKER else "a natural card of a meld"))
 
     bound = -1
     if obj.get("bound") is not None:
@@ -228,12 +399,12 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
                        "taking the top card alone binds nothing")
 
     k = rules.cards_dealt
-    melded = sum(len(m) for m in melds_c)
+    melded = sum(m.mask.bit_count() for m in melds)
     has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
     mtt = obj.get("melded_this_turn", False)
     if not isinstance(mtt, bool) or (mtt and phase == DRAW):
         raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {mtt!r}")
-    if any(has_melded) and not melds_c:
+    if any(has_melded) and not melds:
         raise _err(f"has_melded {has_melded} says a seat melded or laid off, but the table holds no meld "
                    "(melds stay on the table until the hand ends)")
     # a hand can outgrow the deal only by digging, and a seat that dug has melded or laid off
@@ -254,11 +425,14 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
                    f"({n} x {k} dealt, {sum(len(h) for h in hands)} in hands"
                    + (", +1 drawn this turn)" if phase == PLAY else ")"))
 
-    s.hands = [mask_of(h) for h in hands]
+    s.hands = [mask_of(h) for h in hands] if variant is None else [count_mask_of(h) for h in hands]
     s.stock = stock[::-1]
     s.discard = discard
     s.melds = melds
-    s.layoff_masks = _layoff_masks(melds, rules.aces)
+    if variant is None:
+        s.layoff_masks = _layoff_masks(melds, rules.aces)
+    else:
+        s.layoff_masks, s.joker_masks = _variant_layoff_masks(melds, rules.aces, variant.max_jokers > 0)
     s.current, s.phase, s.drawn_from_discard = cur, phase, f
     s.has_melded = has_melded
     s.melded_this_turn = mtt
@@ -305,7 +479,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     s.hand_number = hand_number
     given_mp = obj.get("meld_points")
     mp = [0] * n if given_mp is None else given_mp
-    table_points = sum(mask_points(mask_of(m), rules.ace_points) for m in melds_c)
+    table_points = sum(mask_points(m.mask, rules.ace_points) for m in melds)
     if (not isinstance(mp, list) or len(mp) != n
             or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in mp)):
         raise _err(f"meld_points must be a list of {n} ints >= 0, got {str(mp)[:80]}")
@@ -328,11 +502,15 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             continue
         if not isinstance(v, list) or len(v) != n:
             raise _err(f"{key} must be a list of {n} card lists")
-        masks = [mask_of(_card_list(x, f"{key}[{i}]")) for i, x in enumerate(v)]
-        if key == "known_cards":
-            for i, m in enumerate(masks):
-                if m & ~s.hands[i]:
-                    raise _err(f"known_cards[{i}] lists cards that are not in hands[{i}]")
+        if variant is None:
+            masks = [mask_of(_card_list(x, f"{key}[{i}]")) for i, x in enumerate(v)]
+            if key == "known_cards":
+                for i, m in enumerate(masks):
+                    if m & ~s.hands[i]:
+                        raise _err(f"known_cards[{i}] lists cards that are not in hands[{i}]")
+        else:
+            masks = [_variant_known(x, f"{key}[{i}]", i, s.hands[i], jok, key == "known_cards")
+                     for i, x in enumerate(v)]
         setattr(s, attr, masks)
     s._legal = None
     s.payoffs = [0] * n
@@ -367,6 +545,13 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if phase == DRAW:
             if not discard:
                 raise _err("the discard pile is empty at a draw; that cannot occur (a discard ends every turn)")
+        elif variant is not None:
+            if not _variant_finishable(s.hands[cur], melds, f, rules, variant.max_jokers > 0):
+                raise _err(f"the mover can no longer finish the turn: hands[{cur}] holds only copies of "
+                           + (f"the card taken from the discard pile ({TEXT_OF[f]}), which may not be discarded "
+                              "this turn, and they cannot all be laid off (RULES.md §3, §10.3)" if f >= 0 else
+                              "nothing it may discard")
+                           + (" (the last card must be a discard)" if rules.must_discard_to_go_out else ""))
         else:
             hand = s.hands[cur]
             fbit = 0 if f < 0 else 1 << f
