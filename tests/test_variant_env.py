@@ -1,0 +1,237 @@
+"""The deck variants (RULES.md §10.1-10.3) through the env: property tests over random
+legal play on every new preset and player count (hypothesis), PettingZoo's api_test and
+seed_test on ``jokers`` (2 and 4 players) and ``two_decks`` (5 and 7), Gymnasium's env
+checker, and the hidden-information contract.
+
+Invariants checked at every step of random play: every card is present its number of
+times (``decks`` per natural card, ``jokers * decks`` jokers; a melded joker counts as a
+joker), the mask is exactly the legal list, every legal id's text reads back to that id,
+every legal meld is a meld by an independent reading of the rules (jokers at most half,
+distinct suits in a set, consecutive ranks in a run, K-A-2 only under ``around``), the
+natural melds the hand holds are all listed when they leave a card to discard, hands
+end within ``max_turns``, and positions round-trip through STATE JSON."""
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rummy_env import Rules, SingleAgentEnv, engine, rummy_v0, state_json
+from rummy_env.actions import action_text, table_kind
+from rummy_env.cards import FULL_DECK, JOKER, LAYER_MASK, cards_of, count_cards, parse_card
+from rummy_env.melds import MELD_MASK, melds_in
+from rummy_env.observation import action_mask
+
+VARIANT_TABLES = {  # preset, overrides -> player range
+    ("jokers", ()): (2, 6),
+    ("two_decks", ()): (5, 7),
+    ("turnover", (("aces", "around"),)): (2, 6),
+    ("jokers", (("decks", 2),)): (2, 7),
+    ("two_decks", (("jokers", 2), ("aces", "around"))): (5, 7),
+}
+
+
+@st.composite
+def variant_rules(draw):
+    (preset, over), (lo, hi) = draw(st.sampled_from(sorted(VARIANT_TABLES.items())))
+    n = draw(st.integers(lo, hi))
+    extra = draw(st.fixed_dictionaries({}, optional={
+        "must_discard_to_go_out": st.booleans(),
+        "layoffs": st.booleans(),
+        "ace_points": st.sampled_from([1, 11]),
+        "max_turns": st.integers(1, 80),
+        "dry_trigger": st.sampled_from(["on_empty", "on_request"]),
+    }))
+    return Rules.preset(preset, num_players=n, **dict(over), **extra)
+
+
+# ---------------------------------------------------------------- an independent reading of §3-§4, §10.1-10.3
+
+def _card(word: str) -> tuple[int, bool]:
+    """(card, is_joker) of one word of meld text: ``5H`` or ``JK=5H``."""
+    if word.startswith("JK="):
+        return parse_card(word[3:]), True
+    return parse_card(word), False
+
+
+def is_legal_meld(words: list[str], aces: str, max_jokers: int) -> bool:
+    """A set (3-4 cards of one rank, distinct suits) or a run (3+ consecutive ranks of one
+    suit, each rank once; K-A-2 only when aces is around, the ace low/high per aces
+    otherwise), with at most half its cards jokers and at most ``max_jokers``."""
+    cards = [_card(w) for w in words]
+    ids = [c for c, _ in cards]
+    jokers = sum(j for _, j in cards)
+    if len(ids) < 3 or len(set(ids)) != len(ids) or jokers > len(ids) - jokers or jokers > max_jokers:
+        return False
+    ranks, suits = [c % 13 for c in ids], [c // 13 for c in ids]
+    if len(set(ranks)) == 1:
+        return len(ids) <= 4  # distinct cards of one rank are distinct suits
+    if len(set(suits)) != 1 or len(ids) > 13:
+        return False
+    if len(ids) == 13:
+        return True
+    rs = set(ranks)
+    starts = [r for r in rs if (r - 1) % 13 not in rs]
+    if len(starts) != 1:
+        return False  # not one cyclic interval
+    lo = starts[0]
+    wraps = lo + len(ids) - 1 > 12  # the interval passes K -> A
+    if not wraps:
+        return aces in ("low", "either", "around") or 0 not in rs  # an A at the low end needs the ace low
+    ends_at_ace = (lo + len(ids) - 1) % 13 == 0  # ... Q K A: the ace played high
+    if ends_at_ace:
+        return aces in ("high", "either", "around")
+    return aces == "around"  # K A 2: turns the corner
+
+
+def check_position(env, state) -> None:
+    rules = state.rules
+    # every card its number of times
+    cnt = Counter()
+    for h in state.hands:
+        cnt.update(count_cards(h))
+    cnt.update(state.stock)
+    cnt.update(state.discard)
+    for m in state.melds:
+        for c in m.cards():
+            cnt[JOKER if m.jokers >> c & 1 else c] += 1
+    assert all(cnt[c] == rules.decks for c in range(52)), {c: cnt[c] for c in range(52) if cnt[c] != rules.decks}
+    assert cnt[JOKER] == rules.jokers * rules.decks
+    assert set(cnt) <= set(range(53))
+    legal = engine.legal_actions(state)
+    if state.hand_over:
+        return
+    agent = env.agent_selection
+    ob = env.observe(agent)
+    assert np.array_equal(ob["action_mask"], action_mask(legal, size=state.num_actions))
+    lay = state.variant
+    hand = state.hands[state.current]
+    held = Counter(count_cards(hand))
+    for a in legal:
+        text = action_text(a, table_kind(rules))
+        assert engine.action_id(state, text) == a, text
+        if text.startswith("meld "):
+            words = text.split()[1:]
+            assert is_legal_meld(words, rules.aces, lay.max_jokers), text
+            need = Counter(JOKER if w.startswith("JK=") else parse_card(w) for w in words)
+            assert not need - held, (text, "not held")
+    # completeness for natural melds: every set/run of distinct held natural cards that
+    # leaves a card other than the one taken from the discard pile is listed
+    if state.phase == engine.PLAY:
+        f = state.drawn_from_discard
+        for mid in melds_in(hand & LAYER_MASK & FULL_DECK, rules.aces):
+            rest = held - Counter(cards_of(MELD_MASK[mid]))
+            if any(c != f for c in rest):
+                assert lay.meld_id[mid] in legal, action_text(lay.meld_id[mid], table_kind(rules))
+
+
+def play_checked(rules: Rules, seed: int, json_every: int = 7) -> int:
+    env = rummy_v0.raw_env(rules=rules)
+    env.reset(seed=seed)
+    rng = random.Random(seed)
+    steps = 0
+    while True:
+        st_ = env.state
+        check_position(env, st_)
+        if st_.hand_over:
+            break
+        if steps % json_every == 0:
+            d = state_json.to_json(st_)
+            back = state_json.from_json(d)
+            assert state_json.to_json(back) == d
+            assert engine.legal_actions(back) == engine.legal_actions(st_)
+        env.step(rng.choice(engine.legal_actions(st_)))
+        steps += 1
+        assert st_.turn <= rules.max_turns
+    assert st_.result["outcome"] in ("out", "dry", "stalled")
+    return steps
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(variant_rules(), st.integers(0, 10**6))
+def test_random_play_keeps_every_invariant(rules, seed):
+    play_checked(rules, seed)
+
+
+@pytest.mark.parametrize("preset,n", [("jokers", 2), ("jokers", 6), ("two_decks", 5), ("two_decks", 7)])
+def test_full_hands_at_each_new_preset(preset, n):
+    # a few whole hands at the default max_turns (300) at each preset's ends of its range
+    for seed in range(3):
+        play_checked(Rules.preset(preset, num_players=n), seed, json_every=25)
+
+
+# ---------------------------------------------------------------- PettingZoo and Gymnasium
+
+@pytest.mark.parametrize("preset,n", [("jokers", 2), ("jokers", 4), ("two_decks", 5), ("two_decks", 7)])
+def test_pettingzoo_api_and_seed_tests(preset, n):
+    from pettingzoo.test import api_test, seed_test
+
+    api_test(rummy_v0.env(rules=preset, num_players=n), num_cycles=300)
+    seed_test(lambda: rummy_v0.env(rules=preset, num_players=n), num_cycles=100)
+
+
+def test_spaces_per_kind():
+    # the fixed Discrete(N) of each kind (actions.py's layout): jokers 9402, two_decks 579
+    for preset, n, size in [("jokers", 2, 9402), ("two_decks", 5, 579), ("two_decks", 7, 579)]:
+        env = rummy_v0.env(rules=preset, num_players=n)
+        assert env.action_space("player_0").n == size
+        space = env.observation_space("player_0")
+        assert space["action_mask"].shape == (size,) and space["action_mask"].dtype == np.int8
+
+
+def test_single_agent_env_passes_gymnasiums_checker_at_jokers():
+    from gymnasium.utils.env_checker import check_env
+
+    env = SingleAgentEnv(rules="jokers", seed=0)
+    check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == env.observation_space.shape and env.action_masks().shape == (9402,)
+
+
+# ---------------------------------------------------------------- hidden information
+
+@pytest.mark.parametrize("preset,n", [("jokers", 3), ("two_decks", 5)])
+def test_observation_ignores_hidden_cards_and_stock_order(preset, n):
+    env = rummy_v0.raw_env(rules=preset, num_players=n)
+    rng = random.Random(3)
+    checked = 0
+    for seed in range(4):
+        env.reset(seed=seed)
+        for _ in range(rng.randrange(5, 60)):
+            if env.state.hand_over:
+                break
+            env.step(rng.choice(engine.legal_actions(env.state)))
+        if env.state.hand_over:
+            continue
+        pos = state_json.to_json(env.state)
+        base = {a: env.observe(a)["observation"].copy() for a in env.possible_agents}
+        for q in range(n):
+            # an opponent's hidden cards (not known, not the card taken) swapped with stock cards
+            known = Counter(pos["known_cards"][q])
+            hidden = list((Counter(pos["hands"][q]) - known).elements())
+            if pos["drawn_from_discard"] in hidden and q == pos["current_player"]:
+                hidden.remove(pos["drawn_from_discard"])
+            k = min(len(hidden), len(pos["stock"]), 3)
+            if not k:
+                continue
+            out = rng.sample(hidden, k)
+            into = rng.sample(pos["stock"], k)
+            hands = [list(h) for h in pos["hands"]]
+            stock = list(pos["stock"])
+            for o, i in zip(out, into):
+                hands[q][hands[q].index(o)] = i
+                stock[stock.index(i)] = o
+            changed = dict(pos, hands=hands, stock=stock)
+            changed = {k2: v for k2, v in changed.items() if k2 not in ("result", "match_winners")}
+            try:
+                env.reset(options={"state": changed})
+            except ValueError:
+                continue  # the swap made the mover unable to finish (a copy of the taken card)
+            for i, a in enumerate(env.possible_agents):
+                if i != q:
+                    assert np.array_equal(env.observe(a)["observation"], base[a]), (preset, q, a)
+            checked += 1
+        env.reset(options={"state": {k2: v for k2, v in pos.items() if k2 not in ("result", "match_winners")}})
+    assert checked >= 4
