@@ -235,3 +235,98 @@ def test_observation_ignores_hidden_cards_and_stock_order(preset, n):
             checked += 1
         env.reset(options={"state": {k2: v for k2, v in pos.items() if k2 not in ("result", "match_winners")}})
     assert checked >= 4
+
+
+# ---------------------------------------------------------------- train, export, ONNX, serve at a jokers table
+
+@pytest.fixture(scope="module")
+def jokers_run(tmp_path_factory):
+    """A tiny `rummy train --rules jokers` run (warm start, snapshots, the card features
+    told the table by num_players/kind) and its export."""
+    pytest.importorskip("sb3_contrib")
+    from rummy_env.cli import main as rummy
+    from rummy_env.train.config import TrainConfig
+    from rummy_env.train.trainer import Trainer
+
+    root = tmp_path_factory.mktemp("jokers_run")
+    cfg = TrainConfig(rules="jokers", timesteps=256, out=str(root / "run"), n_envs=8, n_steps=16, batch_size=64,
+                      n_epochs=1, workers=1, net_arch=[32], trunk=32, snapshot_every=128, eval_every=0,
+                      checkpoint_every=10_000, final_eval_deals=2, eval_deals=2, eval_baselines=["random"],
+                      progress=False, warmstart_decisions=400, warmstart_epochs=1, warmstart_dagger_rounds=0)
+    report = Trainer(cfg, verbose=0).learn()
+    assert report["timesteps"] >= 256
+    zip_path = root / "run" / "final_model.zip"
+    assert rummy(["export", str(zip_path), "--out", str(root / "export")]) == 0
+    return zip_path, root / "export"
+
+
+def test_export_of_a_jokers_policy_declares_its_layouts(jokers_run):
+    import json
+
+    import onnxruntime as ort
+
+    _, export = jokers_run
+    spec = json.loads((export / "spec.json").read_text())
+    assert spec["actions"]["kind"] == "jokers" and spec["actions"]["num_actions"] == 9402
+    table = spec["actions"]["table"]
+    # 579 discard JK, 580 + 3*card + end joker lay-offs (580 = layoff JK=AC set), then the forms:
+    # the first catalogue meld is AC AD AH (id 0), with one joker at AC first
+    assert table[579]["text"] == "discard JK" and table[580]["text"] == "layoff JK=AC set"
+    assert table[736]["text"] == "meld JK=AC AD AH"
+    assert spec["cards"]["joker"]["text"] == "JK" and spec["observation"]["size"] == 762
+    sess = ort.InferenceSession(str(export / "policy.onnx"), providers=["CPUExecutionProvider"])
+    assert {i.name: i.shape for i in sess.get_inputs()} == {"observation": ["batch", 762], "action_mask": ["batch", 9402]}
+    # the card features read a 2-player layout (10 card planes: 8 + 2 for the one other
+    # seat), not the 4-player standard one whose observation has the same length (762)
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(str(jokers_run[0]), device="cpu")
+    assert model.policy.features_extractor.core.planes == 10
+
+
+def test_onnx_and_ppo_agents_agree_and_play_legal_jokers_hands(jokers_run):
+    from rummy_env.agents import make_agent, table_misfit
+    from rummy_env.eval.tournament import play_game
+
+    zip_path, export = jokers_run
+    onnx, ppo = make_agent(f"onnx:{export}"), make_agent(f"ppo:{zip_path}")
+    env = rummy_v0.raw_env(rules="jokers")
+    env.reset(seed=9)
+    rng = random.Random(0)
+    for _ in range(40):
+        if env.state.hand_over:
+            break
+        ob = env.observe(env.agent_selection)
+        a = onnx.act(ob["observation"], ob["action_mask"])
+        assert a == ppo.act(ob["observation"], ob["action_mask"]) and ob["action_mask"][a]
+        env.step(rng.choice(engine.legal_actions(env.state)))
+    r = play_game(Rules.preset("jokers"), [onnx, make_agent("random", seed=1)], seed=4)
+    assert r["outcome"] in ("out", "dry", "stalled")
+    # the policy names its table when asked to play another: a 4-player standard table has
+    # the same observation length (762) but 579 actions
+    why = table_misfit(onnx, Rules.preset("turnover", num_players=4))
+    assert "2-player jokers table" in why and "9402" in why
+
+
+def test_serve_answers_a_jokers_position_and_refuses_a_standard_one(jokers_run):
+    import httpx
+
+    from rummy_env.agents.serve import make_server
+    from server_helpers import running_server
+
+    _, export = jokers_run
+    env = rummy_v0.raw_env(rules="jokers")
+    env.reset(seed=3)
+    rng = random.Random(2)
+    for _ in range(25):
+        env.step(rng.choice(engine.legal_actions(env.state)))
+    legal = {action_text(a, "jokers") for a in engine.legal_actions(env.state)}
+    with running_server(make_server(export, port=0, log_level="warning")) as addrs:
+        assert all(a[0] == "127.0.0.1" for a in addrs)
+        with httpx.Client(base_url=f"http://127.0.0.1:{addrs[0][1]}", timeout=10) as c:
+            body = c.post("/act", json=state_json.to_json(env.state)).json()
+            assert body["action"] in legal and {x["action"] for x in body["legal_actions"]} == legal
+            classic = rummy_v0.raw_env()
+            classic.reset(seed=2)
+            r = c.post("/act", json=classic.state_dict())
+            assert r.status_code == 422 and "standard table" in r.text
