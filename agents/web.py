@@ -285,6 +285,18 @@ def _action_kind(text: str) -> str:
     return text.split(" ", 1)[0]
 
 
+def _refuse_deck_variants(rules: Rules) -> None:
+    """Raise ``ValueError`` for a deck-variant table (RULES.md §10.1-10.3), which the web
+    table does not draw yet; the message points to ``rummy play``."""
+    from rummy_env.actions import table_kind
+
+    kind = table_kind(rules)
+    if kind not in ("standard", "rum500"):
+        raise ValueError(f"the web table does not play the deck variants yet (these rules are a {kind} table: "
+                         "round-the-corner runs, jokers or two decks, RULES.md §10.1-10.3); play them in the "
+                         f"terminal with rummy play --rules {rules.preset_name or 'PRESET'}")
+
+
 class TableGame:
     """One person's game against the computer, held by the server.
 
@@ -325,6 +337,7 @@ class TableGame:
         self.env = rummy_v0.raw_env(rules=rules)
         if self.env.rules.num_players != 2:
             raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.env.rules.num_players}")
+        _refuse_deck_variants(self.env.rules)
         if not isinstance(seat, int) or isinstance(seat, bool) or seat not in (0, 1):
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         self.seat = seat
@@ -555,6 +568,7 @@ class WebTable:
         self.rules = Rules.make(rules)
         if self.rules.num_players != 2:
             raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.rules.num_players}")
+        _refuse_deck_variants(self.rules)
         self.make_opponent = make_opponent
         self.agent_name = agent_name
         # the opponent at the default table: one that does not fit it fails here (fit_opponent)

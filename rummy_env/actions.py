@@ -153,8 +153,9 @@ assert len(ACTION_TEXTS) == NUM_ACTIONS_RUM500
 
 def action_text(action: int, n: "int | str" = NUM_ACTIONS) -> str:
     """The text of an action id (API.md's action text); ``n`` is the table's action
-    count (``num_actions``; default 579, a standard table; 631 reads the digs too) or
-    its kind (``table_kind``: a deck variant's ids need it).
+    count (``num_actions``; default 579, a standard table; 631 reads the digs too; a
+    deck variant's count reads its layout: kinds with equal counts have equal layouts)
+    or its kind (``table_kind``).
 
     Raises:
         ValueError: ``action`` is not an int in ``0..n-1``, or ``n`` an unknown kind.
@@ -164,9 +165,27 @@ def action_text(action: int, n: "int | str" = NUM_ACTIONS) -> str:
             lay = ActionLayout.of(n)
             return lay.texts[checked_action_id(action, n=lay.n)]
         n = num_actions(n)
+    if n > NUM_ACTIONS_RUM500:  # a deck variant's count names its layout (equal counts, equal texts)
+        lay = ActionLayout.of(_kind_of_count(n))
+        return lay.texts[checked_action_id(action, n=lay.n)]
     if type(action) is int and 0 <= action < n:
         return ACTION_TEXTS[action]
     return ACTION_TEXTS[checked_action_id(action, n=n)]
+
+
+@lru_cache(maxsize=None)
+def _kind_of_count(n: int) -> str:
+    """The deck-variant kind whose layout has ``n`` ids (kinds with equal counts have equal
+    layouts: ``"around"`` and ``"around+two_decks"``).
+
+    Raises:
+        ValueError: no kind has ``n`` actions.
+    """
+    for kind in TABLE_KINDS[2:]:
+        if num_actions(kind) == n:
+            return kind
+    raise ValueError(f"no kind of table has {n} actions; counts: "
+                     + ", ".join(f"{k} {num_actions(k)}" for k in TABLE_KINDS))
 
 
 def checked_action_id(action: Any, error: type[ValueError] = ValueError, n: int = NUM_ACTIONS) -> int:

@@ -109,9 +109,11 @@ def check_position(env, state) -> None:
     lay = state.variant
     hand = state.hands[state.current]
     held = Counter(count_cards(hand))
-    for a in legal:
+    texts = env.legal_action_texts()
+    for a, env_text in zip(legal, texts):
         text = action_text(a, table_kind(rules))
-        assert engine.action_id(state, text) == a, text
+        assert env_text == text == env.action_text(a) == action_text(a, state.num_actions)
+        assert engine.action_id(state, text) == env.action_id(text) == a, text
         if text.startswith("meld "):
             words = text.split()[1:]
             assert is_legal_meld(words, rules.aces, lay.max_jokers), text
@@ -330,3 +332,29 @@ def test_serve_answers_a_jokers_position_and_refuses_a_standard_one(jokers_run):
             classic.reset(seed=2)
             r = c.post("/act", json=classic.state_dict())
             assert r.status_code == 422 and "standard table" in r.text
+
+
+# ---------------------------------------------------------------- terminal play and the web table
+
+def test_rummy_play_a_whole_jokers_hand_in_the_terminal():
+    # always the first listed move (draw stock, then the first discard or meld): the hand
+    # ends (out, dry or stalled) with jokers printed as JK and no traceback
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "rummy_env.cli", "play", "--rules", "jokers", "--opponent", "heuristic",
+                        "--seed", "5"], input="1\n" * 700, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, OMP_NUM_THREADS="1", COLUMNS="100"))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "your hand:" in r.stdout and "rules: jokers" in r.stdout
+    assert "hand over:" in r.stdout and "points this hand:" in r.stdout
+
+
+def test_web_table_refuses_the_deck_variants_with_a_pointer_to_rummy_play():
+    from rummy_env.agents.web import WebTable, opponent_factory
+
+    make, name = opponent_factory("heuristic")
+    with pytest.raises(ValueError, match="rummy play --rules jokers"):
+        WebTable(make, name, rules="jokers")
