@@ -113,6 +113,9 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
     from rummy_env.observation import describe_table, obs_size
 
     kind = table_kind(rules)
+    kinds = getattr(agent, "table_kinds", None)
+    if kinds is not None and kind not in kinds:
+        return f"it plays {' and '.join(kinds)} tables only, this is a {rules.num_players}-player {kind} table"
     want_dim, want_acts = obs_size(rules.num_players, kind), num_actions(kind)
     dim = getattr(agent, "obs_dim", None)
     if dim is None:

@@ -483,6 +483,9 @@ class SearchAgent:
         ValueError: a budget option out of range (the message names it and the allowed values).
     """
 
+    table_kinds = ("standard", "rum500")
+    """The kinds of table it plays (``actions.table_kind``; ``agents.table_misfit`` reads it)."""
+
     name = "search"
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, depth: int = DEFAULT_DEPTH,
@@ -521,9 +524,13 @@ class SearchAgent:
                 a 500 Rum table), 1 = legal.
 
         Raises:
-            ValueError: bad shapes, or no action is legal (the seat is not to move).
+            ValueError: bad shapes, no action is legal (the seat is not to move), or a
+                deck-variant table (RULES.md §10.1-10.3), which the search does not play.
         """
         v = PlayerView(observation, action_mask)
+        if v.variant is not None:
+            raise ValueError(f"the search agent plays the tables without deck variants (standard and 500 Rum); "
+                             f"this is a {v.kind} table: use heuristic or greedy there")
         legal = v.legal
         self.last_values = {}
         if not legal:

@@ -358,3 +358,16 @@ def test_web_table_refuses_the_deck_variants_with_a_pointer_to_rummy_play():
     make, name = opponent_factory("heuristic")
     with pytest.raises(ValueError, match="rummy play --rules jokers"):
         WebTable(make, name, rules="jokers")
+
+
+def test_search_refuses_a_deck_variant_table_up_front_and_at_act():
+    from rummy_env.agents import make_agent, table_misfit
+
+    agent = make_agent("search", seed=0)
+    assert "jokers table" in table_misfit(agent, Rules.preset("jokers"))
+    assert table_misfit(agent, Rules.preset("classic")) is None
+    env = rummy_v0.raw_env(rules="two_decks")
+    env.reset(seed=1)
+    ob = env.observe(env.agent_selection)
+    with pytest.raises(ValueError, match="two_decks table"):
+        agent.act(ob["observation"], ob["action_mask"])
