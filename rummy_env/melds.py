@@ -44,27 +44,26 @@ for _r in range(13):
         MELD_HI.append(-1)
 NUM_SETS = len(MELD_MASK)  # 65
 
+def _append_runs(windows: list[tuple[int, int]]) -> None:
+    """Add the runs ``lo..hi`` of ``windows`` to the catalogue, suit by suit."""
+    for s in range(4):
+        for lo, hi in windows:
+            MELD_MASK.append(sum(1 << _pos_card(s, p) for p in range(lo, hi + 1)))
+            MELD_KIND.append(RUN)
+            MELD_KEY.append(s)
+            MELD_LO.append(lo)
+            MELD_HI.append(hi)
+
+
 _RUN_WINDOWS = [(lo, hi) for lo in range(14) for hi in range(lo + 2, 14) if (lo, hi) not in ((0, 13), (1, 13))]
 RUNS_PER_SUIT = len(_RUN_WINDOWS)  # 76
-for _s in range(4):
-    for _lo, _hi in _RUN_WINDOWS:
-        MELD_MASK.append(sum(1 << _pos_card(_s, p) for p in range(_lo, _hi + 1)))
-        MELD_KIND.append(RUN)
-        MELD_KEY.append(_s)
-        MELD_LO.append(_lo)
-        MELD_HI.append(_hi)
+_append_runs(_RUN_WINDOWS)
 NUM_MELDS = len(MELD_MASK)  # 369: the catalogue of every table whose runs do not turn the corner
 
 # runs that turn the corner K-A-2 (RULES.md §10.1): low end lo, length 3..12, through positions 13 and 14
 _WRAP_WINDOWS = [(lo, lo + length - 1) for lo in range(12, 1, -1) for length in range(3, 13) if lo + length - 1 >= 14]
 WRAPS_PER_SUIT = len(_WRAP_WINDOWS)  # 55
-for _s in range(4):
-    for _lo, _hi in _WRAP_WINDOWS:
-        MELD_MASK.append(sum(1 << _pos_card(_s, p) for p in range(_lo, _hi + 1)))
-        MELD_KIND.append(RUN)
-        MELD_KEY.append(_s)
-        MELD_LO.append(_lo)
-        MELD_HI.append(_hi)
+_append_runs(_WRAP_WINDOWS)
 NUM_MELDS_AROUND = len(MELD_MASK)  # 589: with aces="around"
 
 MELD_ID_BY_MASK: dict[int, int] = {m: i for i, m in enumerate(MELD_MASK)}
