@@ -395,6 +395,12 @@ class HeuristicAgent(_Scripted):
         pts = _POINTS[v.ace_points]
         up = (1 << v.upcard) if v.upcard >= 0 else 0
         avail = FULL_DECK & ~(v.hand | v.table | v.discard_below | up)
+        if v.two_decks:  # a card is out of reach only once both copies are seen (RULES.md §10.3)
+            ones = twos = 0
+            for p in (v.hand, v.hand_twice, v.table, v.table_twice, v.discard_below, v.discard_below_twice, up):
+                twos |= ones & p
+                ones |= p
+            avail = FULL_DECK & ~twos
         known = v.opp_known_all
         mine = avail & ~known if self.EXCLUDE_KNOWN else avail  # cards we could still draw
         takes = v.layoff_any if v.layoffs else 0
