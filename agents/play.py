@@ -56,8 +56,11 @@ def make_opponent(name: str, seed: int | None, console: Console, rules: Any = No
     if pretrained:
         console.print(f"the shipped policy cannot play this table ({why}); playing against 'heuristic' instead")
         return agents.make_agent("heuristic", seed=seed), "heuristic"
-    raise ValueError(f"--opponent {name!r} cannot play this table: {why}; use heuristic, greedy, random or "
-                     "search, or a policy trained for this table")
+    from rummy_env.actions import table_kind
+
+    others = "heuristic, greedy, random" + (" or search" if table_kind(rules) in ("standard", "rum500") else "")
+    raise ValueError(f"--opponent {name!r} cannot play this table: {why}; use {others}, or a policy trained for "
+                     "this table")
 
 
 class Game:

@@ -518,8 +518,8 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.repeats < 1:
         raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
     for n in args.players:
-        if not 2 <= n <= 6:
-            raise ValueError(f"--players takes counts from 2 to 6, got {n}")
+        if not 2 <= n <= 7:
+            raise ValueError(f"--players takes counts from 2 to 7 (7 with two decks), got {n}")
 
 
 def run_env(args: argparse.Namespace) -> int:

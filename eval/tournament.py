@@ -153,12 +153,13 @@ def make_tables(num_agents: int, players: int) -> list[tuple[int, ...]]:
     combination of ``players`` agents.
 
     Raises:
-        ValueError: fewer than two agents, or a player count outside 2..6.
+        ValueError: fewer than two agents, or a player count outside 2..7 (7 with two
+            decks, RULES.md §10.3; the rules check their own range).
     """
     if num_agents < 2:
         raise ValueError(f"a tournament needs at least two agents, got {num_agents}")
-    if not 2 <= players <= 6:
-        raise ValueError(f"players must be 2..6, got {players}")
+    if not 2 <= players <= 7:
+        raise ValueError(f"players must be 2..7, got {players}")
     if num_agents <= players and not (players == 2 and num_agents > 2):
         return [tuple(i % num_agents for i in range(players))]
     return list(itertools.combinations(range(num_agents), players))

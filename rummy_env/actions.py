@@ -334,12 +334,20 @@ def parse_action(text: str, kind: str = "standard"):
             return -1
         if not jokers:
             raise ValueError(f"{text!r}: this table has no jokers (RULES.md §10.2)")
+        if w[3:].upper() == "JK":
+            raise ValueError(f"{text!r}: a joker stands for a card (a rank and a suit, e.g. 'JK=5H'), not for a joker "
+                             "(RULES.md §10.2)")
         return parse_card(w[3:])
 
     try:
         if verb == "draw" and len(words) == 2 and words[1].lower() in ("stock", "discard"):
             return DRAW_STOCK if words[1].lower() == "stock" else DRAW_DISCARD
-        if verb == "draw" and len(words) == 3 and words[1].lower() == "discard" and lay is None:
+        if verb == "draw" and len(words) == 3 and words[1].lower() == "discard":
+            if lay is not None:
+                parse_card(words[2], joker=jokers)  # a card that names nothing says so first
+                raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); digging the "
+                                 "pile needs draw='dig' (RULES.md §10.4), which this release plays without the "
+                                 "deck variants")
             return DIG_BASE + parse_card(words[2])
         if verb == "discard" and len(words) == 2:
             c = parse_card(words[1], joker=jokers)

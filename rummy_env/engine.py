@@ -997,7 +997,8 @@ def _illegal_variant(state: GameState, a: int) -> str:
         c = JOKER if a == lay.joker_discard else a - DISCARD_BASE
         if not count_of(hand, c):
             return f"{text!r} is illegal: {TEXT_OF[c]} is not in {who}'s hand"
-        return f"{text!r} is illegal: {TEXT_OF[c]} was taken from the discard pile this turn (in either copy, RULES.md §10.3)"
+        either = " (in either copy, RULES.md §10.3)" if state.rules.decks == 2 else ""
+        return f"{text!r} is illegal: {TEXT_OF[c]} was taken from the discard pile this turn{either}"
     joker_layoff = lay.joker_layoff >= 0 and lay.joker_layoff <= a < lay.joker_layoff + 3 * NUM_CARDS
     if LAYOFF_BASE <= a < NUM_ACTIONS or joker_layoff:
         c, end = divmod(a - (lay.joker_layoff if joker_layoff else LAYOFF_BASE), 3)

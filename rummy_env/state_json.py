@@ -168,6 +168,9 @@ def _variant_meld(v: Any, i: int, rules: Rules) -> Meld:
             if not rules.jokers:
                 raise _err(f"{what}: {t!r} is a joker, but this table has no jokers (jokers=0, RULES.md §10.2)")
             body = body[3:]
+            if body.upper() == "JK":
+                raise _err(f"{what}: {t!r}: a joker stands for a card (a rank and a suit, e.g. 'JK=5H'), "
+                           "not for a joker (RULES.md §10.2)")
         elif body.upper() == "JK":
             raise _err(f"{what}: a joker in a meld is written JK=<card>, the card it stands for (e.g. 'JK=5H'); "
                        "got a bare 'JK' (RULES.md §10.2)")
@@ -181,6 +184,9 @@ def _variant_meld(v: Any, i: int, rules: Rules) -> Meld:
         mask |= 1 << c
         if is_joker:
             jokers |= 1 << c
+    if len(v) < 3:
+        raise _err(f"{what}: {' '.join(map(str, v)) or 'no cards'} is not a meld: a set is 3 or 4 cards of one rank, "
+                   "a run 3 or more consecutive cards of one suit (jokers written JK=<card> count as that card)")
     try:
         mid = meld_of_cards(mask, rules.aces)
     except ValueError as e:
@@ -242,12 +248,16 @@ def _check_variant_counts(hands: list[list[int]], stock: list[int], discard: lis
             seen[c].append(name)
     decks, jokers = rules.decks, rules.jokers * rules.decks
     deck = f"every card {decks} time(s) ({'two decks' if decks == 2 else 'one deck'})"
+    def places_of(c: int) -> str:
+        names = sorted(set(seen[c]), key=seen[c].index)  # each place once, in the order met
+        return ", ".join(names[:8]) + (f" and {len(names) - 8} more places" if len(names) > 8 else "")
+
     for c in range(NUM_CARDS):
         if count[c] > decks:
-            raise _err(f"card {CARD_TEXT[c]} appears {count[c]} times (in {', '.join(seen[c])}); this table holds "
+            raise _err(f"card {CARD_TEXT[c]} appears {count[c]} times (in {places_of(c)}); this table holds "
                        f"it {decks} time(s): {deck}, RULES.md §10.3")
     if count[JOKER] > jokers:
-        raise _err(f"JK appears {count[JOKER]} times (in {', '.join(seen[JOKER])}); this table has {jokers} "
+        raise _err(f"JK appears {count[JOKER]} times (in {places_of(JOKER)}); this table has {jokers} "
                    f"joker(s) (jokers={rules.jokers} per deck, decks={decks}; a melded JK=<card> counts as a joker, "
                    "RULES.md §10.2)")
     lost = [CARD_TEXT[c] + (f" ({count[c]} of {decks})" if decks > 1 else "")

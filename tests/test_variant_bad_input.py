@@ -1,9 +1,12 @@
 """Bad and unusual input at the deck-variant tables (RULES.md §10.1-10.3, §10.5; API.md's
 Rules, action text, STATE and the illegal-action contract), as an adversarial user sends it.
 
-The tests marked ``xfail(strict=True)`` reproduce bugs found by the v-break helper: the
-lead fixes the code and removes the mark. The plain tests pin bad input that is already
-handled well (a clear ``ValueError`` that changes nothing).
+Written by trying to break the variants: six tests reproduce what that found (7 players
+refused by ``rummy eval``; ``JK=JK`` said the table had no jokers; a dig text at a
+top-draw variant table named no rule; a lone melded joker lost its ``JK=`` form; a card
+listed 100,001 times made a 700 kB message; ``rummy play`` suggested ``search`` where it
+cannot play), the others pin bad input that is handled well (a clear ``ValueError`` that
+changes nothing).
 
 Card numbers are ``13 * suit + rank`` (suits C D H S, ranks A=0 .. K=12); the jokers
 layout's ``discard JK`` is id 579 (docs/env.md "Deck variants").
@@ -149,8 +152,7 @@ def test_action_text_takes_numpy_ints(jokers_env):
     assert u.action_text(np.int32(9401)) == u.action_text(9401)
 
 
-@pytest.mark.xfail(strict=True, reason="'JK=JK' at a jokers table says 'it has no jokers' (a joker cannot "
-                                       "stand for a joker; the table has jokers)")
+
 def test_a_joker_standing_for_a_joker_is_named_as_such(jokers_env):
     for text in ("meld 4H JK=JK 6H", "layoff JK=JK high"):
         with pytest.raises(ValueError) as e:
@@ -161,8 +163,7 @@ def test_a_joker_standing_for_a_joker_is_named_as_such(jokers_env):
     assert "melds[0]" in str(e.value) and "no jokers" not in str(e.value), str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="'draw discard 7H' at a top-draw deck-variant table gives the generic "
-                                       "'names no action'; the classic table says digging needs draw='dig'")
+
 def test_a_dig_draw_at_a_top_draw_variant_table_names_the_draw_rule(jokers_env):
     with pytest.raises(ValueError) as classic:
         e = rummy_v0.env(rules="classic")
@@ -272,8 +273,7 @@ def test_a_four_card_set_plus_a_joker_is_refused():
         state_json.from_json(obj)
 
 
-@pytest.mark.xfail(strict=True, reason="a meld of one melded joker is reported as '5H is not a meld': the "
-                                       "message drops the joker's JK= form")
+
 def test_a_lone_melded_joker_is_named_in_its_joker_form():
     obj = _joker_state("JK=5H")
     obj["melds"][0] = ["JK=5H"]
@@ -291,8 +291,7 @@ def test_state_without_rules_takes_the_envs_jokers_rules():
     assert env.unwrapped.state_dict()["melds"] == [["4H", "JK=5H", "6H"]]
 
 
-@pytest.mark.xfail(strict=True, reason="a STATE listing a card 100,001 times gets a 700 kB message "
-                                       "('in stock, stock, stock, ...' once per copy); the message should be bounded")
+
 def test_a_huge_repeated_list_gets_a_short_message():
     obj = _joker_state("JK=5H")
     obj["stock"] = obj["stock"] + ["AC"] * 100_000
@@ -317,8 +316,7 @@ def test_eval_at_eight_players_is_a_clear_error(capsys):
     assert "presets that allow 8 players: none" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(strict=True, reason="rummy eval refuses 7 players ('players must be 2..6', "
-                                       "eval.tournament.make_tables) though two_decks is for 5-7 (RULES.md §10.3, §10.5)")
+
 def test_eval_plays_a_seven_player_two_decks_table(capsys):
     from rummy_env.eval.tournament import make_tables
     # 2 agents, 7 seats: one table, the agents repeated in order (make_tables' docstring)
@@ -327,8 +325,7 @@ def test_eval_plays_a_seven_player_two_decks_table(capsys):
                   "--deals", "1", "--hands", "--quiet"]) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="rummy play's refusal of --opponent search at a deck-variant table "
-                                       "suggests 'search' again")
+
 def test_play_refusing_search_at_a_variant_table_does_not_suggest_search():
     from rummy_env.agents.play import make_opponent
     with pytest.raises(ValueError) as e:
