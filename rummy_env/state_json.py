@@ -25,6 +25,7 @@ jokers counted as what they stand for, form a catalogue meld legal under the tab
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 from .actions import ActionLayout, num_actions, table_kind
@@ -249,8 +250,11 @@ def _check_variant_counts(hands: list[list[int]], stock: list[int], discard: lis
     decks, jokers = rules.decks, rules.jokers * rules.decks
     deck = f"every card {decks} time(s) ({'two decks' if decks == 2 else 'one deck'})"
     def places_of(c: int) -> str:
-        names = sorted(set(seen[c]), key=seen[c].index)  # each place once, in the order met
-        return ", ".join(names[:8]) + (f" and {len(names) - 8} more places" if len(names) > 8 else "")
+        """Each place once, in the order met, with its copies when more than one: 'hands[0] x2, stock'."""
+        names = sorted(set(seen[c]), key=seen[c].index)
+        k = Counter(seen[c])
+        words = [name + (f" x{k[name]}" if k[name] > 1 else "") for name in names[:8]]
+        return ", ".join(words) + (f" and {len(names) - 8} more places" if len(names) > 8 else "")
 
     for c in range(NUM_CARDS):
         if count[c] > decks:

@@ -175,7 +175,7 @@ def test_a_hand_listing_a_card_twice_at_two_decks():
 def test_a_third_copy_is_refused():
     obj = two_decks_obj()
     obj["stock"][0] = "5H"  # a third 5H (and one AC fewer)
-    rejected(obj, "5H", "3 times", "2 time(s)", "hands[0], hands[0], stock")
+    rejected(obj, "5H", "3 times", "2 time(s)", "hands[0] x2, stock")
 
 
 def test_a_missing_copy_is_named_with_its_count():
