@@ -42,7 +42,7 @@ from functools import lru_cache
 from typing import Any
 
 from .cards import CARD_TEXT, JOKER, NUM_CARDS, CardError, mask_of, parse_card
-from .melds import MELD_ID_BY_MASK, MELD_KIND, MELD_MASK, NUM_MELDS, NUM_MELDS_AROUND, SET, meld_cards_text
+from .melds import MELD_ID_BY_MASK, MELD_MASK, NUM_MELDS, NUM_MELDS_AROUND, meld_cards_text
 
 DRAW_STOCK = 0
 DRAW_DISCARD = 1

@@ -35,11 +35,11 @@ from .actions import (
     parse_action,
 )
 from .actions import ActionLayout, table_kind
-from .cards import (CARD_TEXT, FULL_DECK, TEXT_OF, JOKER, LAYER, LAYER_MASK, NUM_CARDS, cards_of, count_add, count_cards,
-                    count_of, count_points, count_remove, count_remove_set, mask_points)
+from .cards import (CARD_TEXT, FULL_DECK, JOKER, LAYER_MASK, NUM_CARDS, TEXT_OF, cards_of, count_add, count_of,
+                    count_points, count_remove, count_remove_set, mask_points)
 from .meld_analysis import layoff_closure
-from .melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, NUM_MELDS, NUM_MELDS_AROUND, SET,
-                    meld_allowed, meld_layoff_masks, melds_in)
+from .melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, NUM_MELDS_AROUND, NUM_SETS, SET, meld_allowed,
+                    meld_layoff_masks, melds_in)
 from .rules import Rules
 
 DRAW, PLAY = 0, 1
@@ -477,14 +477,13 @@ def _legal_bound_plays(state: GameState) -> list[int]:
 def _catalogue_runs(aces: str) -> tuple[tuple[int, int, int, int], ...]:
     """``(meld id, suit, 13-bit suit pattern, length)`` of every catalogue run legal under ``aces``."""
     out = []
-    for mid in range(NUM_SETS_END, NUM_MELDS_AROUND):
+    for mid in range(NUM_SETS, NUM_MELDS_AROUND):
         if meld_allowed(mid, aces):
             s = MELD_KEY[mid]
             out.append((mid, s, (MELD_MASK[mid] >> (13 * s)) & 0x1FFF, MELD_MASK[mid].bit_count()))
     return tuple(out)
 
 
-NUM_SETS_END = 65
 _RUNS_BY_ACES = {aces: _catalogue_runs(aces) for aces in ("low", "high", "either", "around")}
 
 
