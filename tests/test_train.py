@@ -373,3 +373,32 @@ def test_warm_start_ticker_prints_at_most_one_line_per_interval(monkeypatch, cap
                      "[warm start] playing hands: 500/1,000 decisions, 32s elapsed"]
     monkeypatch.undo()
     assert warmstart.Ticker(0.0, enabled=False).bind("x", 1, "y") is None
+
+
+def test_packed_masks_are_the_dense_masks_and_fit_the_same():
+    # the warm start keeps masks one bit per action (MaskRows): the same rows, the same
+    # bits, and fit follows the same path (same seed, same losses) as on the bool array
+    import torch
+
+    from rummy_env.train.warmstart import MaskRows, collect, fit, sb3_forward
+    from sb3_contrib import MaskablePPO
+    from rummy_env.single_agent import SingleAgentEnv
+
+    rules = Rules.preset("jokers")
+    dense = collect(rules, "greedy", 600, seed=3)
+    packed = collect(rules, "greedy", 600, seed=3, packed=True)
+    assert isinstance(packed[1], MaskRows) and packed[1].shape == dense[1].shape == (len(dense[2]), 9402)
+    assert packed[1].packed.nbytes * 8 < dense[1].nbytes + 8 * len(dense[2])  # ceil(9402 / 8) bytes a row
+    assert np.array_equal(packed[1][:], dense[1]) and np.array_equal(packed[1][5], dense[1][5])
+    n = len(dense[2])
+    assert packed[1][np.arange(n), dense[2]].all()
+    both = MaskRows.concat(packed[1], packed[1].select(slice(0, 10)))
+    assert np.array_equal(both[:], np.concatenate([dense[1], dense[1][:10]]))
+    losses = []
+    for data in (dense, packed):
+        torch.manual_seed(0)
+        model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules="jokers", seed=0), policy_kwargs=dict(net_arch=[16]),
+                            seed=0, device="cpu")
+        losses.append(fit(list(model.policy.parameters()), sb3_forward(model.policy), *data, epochs=1,
+                          batch_size=128, seed=0))
+    assert losses[0] == losses[1]

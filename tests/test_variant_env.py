@@ -254,7 +254,8 @@ def jokers_run(tmp_path_factory):
     cfg = TrainConfig(rules="jokers", timesteps=256, out=str(root / "run"), n_envs=8, n_steps=16, batch_size=64,
                       n_epochs=1, workers=1, net_arch=[32], trunk=32, snapshot_every=128, eval_every=0,
                       checkpoint_every=10_000, final_eval_deals=2, eval_deals=2, eval_baselines=["random"],
-                      progress=False, warmstart_decisions=400, warmstart_epochs=1, warmstart_dagger_rounds=0)
+                      progress=False, warmstart_decisions=400, warmstart_epochs=1, warmstart_dagger_rounds=1,
+                      warmstart_dagger_decisions=300, warmstart_dagger_epochs=1)
     report = Trainer(cfg, verbose=0).learn()
     assert report["timesteps"] >= 256
     zip_path = root / "run" / "final_model.zip"

@@ -30,6 +30,62 @@ from rummy_env.rules import Rules
 from .rewards import REWARDS, hand_rewards
 
 
+
+class MaskRows:
+    """The action masks of many positions kept one bit per action (``np.packbits``, little
+    bit order): ``[N, ceil(n_actions / 8)]`` uint8 instead of ``[N, n_actions]`` bool, so a
+    warm start at a table with thousands of actions (a jokers table's 9,402, RULES.md
+    §10.2) holds its hundreds of thousands of positions in memory (8x less at every table).
+
+    Indexing as a bool array would be: ``rows[i]`` -> ``[n_actions]``, ``rows[a:b]`` or
+    ``rows[index_array]`` -> ``[k, n_actions]`` (unpacked copies), ``rows[rows_idx,
+    actions]`` -> the bits ``[k]``; ``shape``, ``len``, iteration (unpacked rows) and
+    ``select(idx)`` (a ``MaskRows`` of some rows) as well. ``fit`` and ``agreement`` unpack
+    one minibatch at a time.
+    """
+
+    def __init__(self, n: int, n_actions: int, packed: np.ndarray | None = None) -> None:
+        self.n_actions = n_actions
+        self.packed = np.zeros((n, (n_actions + 7) // 8), dtype=np.uint8) if packed is None else packed
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.packed), self.n_actions)
+
+    def __len__(self) -> int:
+        return len(self.packed)
+
+    def set_row(self, i: int, legal) -> None:
+        """Row ``i`` becomes the mask of the legal ids ``legal``."""
+        row = self.packed[i]
+        row[:] = 0
+        for a in legal:
+            row[a >> 3] |= 1 << (a & 7)
+
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            rows, cols = key
+            cols = np.asarray(cols)
+            return ((self.packed[rows, cols >> 3] >> (cols & 7)) & 1).astype(bool)
+        sub = self.packed[key]
+        if sub.ndim == 1:
+            return np.unpackbits(sub, count=self.n_actions, bitorder="little").astype(bool)
+        return np.unpackbits(sub, axis=1, count=self.n_actions, bitorder="little").astype(bool)
+
+    def __iter__(self):
+        for i in range(len(self.packed)):
+            yield self[i]
+
+    def select(self, idx) -> "MaskRows":
+        """The rows ``idx`` (a slice, index or boolean array) as a ``MaskRows``."""
+        return MaskRows(0, self.n_actions, self.packed[idx])
+
+    @staticmethod
+    def concat(a: "MaskRows", b: "MaskRows") -> "MaskRows":
+        """``a``'s rows then ``b``'s."""
+        return MaskRows(0, a.n_actions, np.concatenate([a.packed, b.packed]))
+
+
 def teachers(teacher: str, n: int, seed: int, teacher_weights: dict[str, float] | None = None) -> list[Any]:
     """One ``teacher`` agent per seat (seeded ``seed + seat``), the heuristic with
     ``teacher_weights`` applied."""
@@ -56,7 +112,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                       student: Callable[[np.ndarray, np.ndarray], np.ndarray],
                       reward_scale: float = 0.01, teacher_weights: dict[str, float] | None = None,
                       games: int = 256, reward: str = "points",
-                      progress: Callable[[int], None] | None = None,
+                      progress: Callable[[int], None] | None = None, packed: bool = False,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
     ``greedy_student(forward)``) plays every seat of ``games`` seeded hands at once,
@@ -69,7 +125,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     the deciding seat's ``hand_rewards`` in the hand the student played);
     positions of hands unfinished when the budget runs out are dropped.
     ``progress(i)``, if given, is called after every batched step with the positions
-    collected so far.
+    collected so far. ``packed``: the masks as a ``MaskRows`` (one bit per action).
     """
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
@@ -82,7 +138,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     # else a small budget spread over many games would finish no hand at all
     games = max(1, min(games, decisions // 1000))
     obs = np.empty((decisions + games, enc.size), dtype=np.float32)
-    masks = np.zeros((decisions + games, n_act), dtype=bool)
+    masks = MaskRows(decisions + games, n_act)
     actions = np.empty(decisions + games, dtype=np.int64)
     returns = np.zeros(decisions + games, dtype=np.float32)
     keep = np.zeros(decisions + games, dtype=bool)
@@ -94,8 +150,10 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
         for g, st in enumerate(states):
             seat = st.current
             o = enc.encode(st, seat)
-            m = action_mask(engine.legal_actions(st), size=n_act)
-            obs[i], masks[i], actions[i] = o, m.astype(bool), agents[seat].act(o, m)
+            legal = engine.legal_actions(st)
+            m = action_mask(legal, size=n_act)
+            obs[i], actions[i] = o, agents[seat].act(o, m)
+            masks.set_row(i, legal)
             rows[g].append((i, seat))
             i += 1
         moves = student(obs[start:i], masks[start:i])
@@ -109,13 +167,14 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                 states[g] = engine.new_game(rules, seed=int(rng.integers(2**62)))
         if progress:
             progress(i)
-    return obs[keep], masks[keep], actions[keep], returns[keep]
+    kept = masks.select(keep)
+    return obs[keep], (kept if packed else kept[:]), actions[keep], returns[keep]
 
 
 def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01,
             teacher_weights: dict[str, float] | None = None,
             behaviour: dict[str, float] | None = None, reward: str = "points",
-            progress: Callable[[int], None] | None = None,
+            progress: Callable[[int], None] | None = None, packed: bool = False,
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play seeded hands and label every position with ``teacher``'s action (an
     ``rummy_env.agents.make_agent`` name); ``teacher_weights`` override the ``heuristic``
@@ -128,9 +187,10 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     in other players shows the student the positions the teacher alone never reaches
     (opponents' melds on the table, a hand that melded early), which it meets in play.
     ``progress(i)``, if given, is called after every hand with the decisions so far.
+    ``packed``: the masks as a ``MaskRows`` (one bit per action) instead of a bool array.
 
     Returns:
-        ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, 579]``, ``actions`` int64 ``[N]``
+        ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, num_actions]``, ``actions`` int64 ``[N]``
         (the teacher's) and ``returns`` float32 ``[N]`` (the deciding seat's reward for
         the hand: ``rummy_env.train.rewards.hand_rewards`` with ``reward`` and ``reward_scale``),
         ``N <= decisions`` (a hand cut short by the budget is dropped).
@@ -147,7 +207,7 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     agents = teachers(teacher, n, seed, teacher_weights)
     names, probs, movers = _behaviour(behaviour, n, seed)
     obs = np.empty((decisions, enc.size), dtype=np.float32)
-    masks = np.zeros((decisions, n_act), dtype=bool)
+    masks = MaskRows(decisions, n_act)
     actions = np.empty(decisions, dtype=np.int64)
     returns = np.zeros(decisions, dtype=np.float32)
     seats = np.empty(decisions, dtype=np.int64)
@@ -160,9 +220,11 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
         while not st.hand_over and i < decisions:
             seat = st.current
             o = enc.encode(st, seat)
-            m = action_mask(engine.legal_actions(st), size=n_act)
+            legal = engine.legal_actions(st)
+            m = action_mask(legal, size=n_act)
             a = agents[seat].act(o, m)
-            obs[i], masks[i], actions[i], seats[i] = o, m.astype(bool), a, seat
+            obs[i], actions[i], seats[i] = o, a, seat
+            masks.set_row(i, legal)
             if who is not None and names[who[seat]] != "teacher":
                 a = movers[names[who[seat]]][seat].act(o, m)
             engine.apply(st, a)
@@ -173,7 +235,8 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
             done = i
         if progress:
             progress(i)
-    return obs[:done], masks[:done], actions[:done], returns[:done]
+    kept = masks.select(slice(0, done))
+    return obs[:done], (kept if packed else kept[:]), actions[:done], returns[:done]
 
 
 BEHAVIOURS = ("teacher", *BASELINES)
@@ -256,8 +319,8 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
     teacher's action + 0.5 * squared error of the value against ``returns``.
 
     Args:
-        obs: float32 ``[N, obs_dim]``; masks: bool ``[N, 579]``; actions: int64 ``[N]``
-            (legal under ``masks``); returns: float32 ``[N]``.
+        obs: float32 ``[N, obs_dim]``; masks: bool ``[N, num_actions]`` or a ``MaskRows``;
+            actions: int64 ``[N]`` (legal under ``masks``); returns: float32 ``[N]``.
         epochs: passes over the samples (shuffled by ``seed``).
         progress: called after every minibatch with the samples fitted so far (all epochs).
 
@@ -270,15 +333,18 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
     gen = np.random.default_rng(seed)
     n = len(actions)
     obs_t = torch.as_tensor(obs)
-    mask_t = torch.as_tensor(masks)
+    dense = isinstance(masks, np.ndarray)
+    mask_t = torch.as_tensor(masks) if dense else None  # a MaskRows is unpacked one minibatch at a time
     act_t = torch.as_tensor(actions)
     loss_pi_v = loss_v_v = float("nan")
     for ep in range(epochs):
         order = gen.permutation(n)
         for start in range(0, n, batch_size):
-            idx = torch.as_tensor(order[start:start + batch_size])
+            rows = order[start:start + batch_size]
+            idx = torch.as_tensor(rows)
             logits, values = forward(obs_t[idx])
-            loss_pi = torch.nn.functional.cross_entropy(mask_logits(logits, mask_t[idx]), act_t[idx])
+            m = mask_t[idx] if dense else torch.as_tensor(masks[rows])
+            loss_pi = torch.nn.functional.cross_entropy(mask_logits(logits, m), act_t[idx])
             loss_v = torch.nn.functional.mse_loss(values, ret_t[idx])
             loss = loss_pi + 0.5 * loss_v
             opt.zero_grad()
@@ -350,7 +416,7 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     tick = Ticker(t0, enabled=bool(verbose))
     data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
                    cfg.warmstart_behaviour, cfg.reward,
-                   progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"))
+                   progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"), packed=True)
     t1 = time.perf_counter()
     res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed,
               progress=tick.bind("fitting", cfg.warmstart_epochs * len(data[2]), "samples (all epochs)"))
@@ -360,10 +426,11 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
         new = collect_on_policy(rules, teacher, cfg.warmstart_dagger_decisions, seed + 1000 * (r + 1),
                                 greedy_student(forward), cfg.reward_scale, weights, reward=cfg.reward,
                                 progress=tick.bind(f"DAgger round {r + 1}: the policy plays",
-                                                   cfg.warmstart_dagger_decisions, "positions"))
+                                                   cfg.warmstart_dagger_decisions, "positions"), packed=True)
         t3 = time.perf_counter()
         agree = agreement(forward, *new[:3])
-        data = tuple(np.concatenate([a, b]) for a, b in zip(data, new))
+        data = tuple(MaskRows.concat(a, b) if isinstance(a, MaskRows) else np.concatenate([a, b])
+                     for a, b in zip(data, new))
         res = {**res, **fit(params, forward, *data, cfg.warmstart_dagger_epochs, seed=seed + r + 1,
                             progress=tick.bind(f"DAgger round {r + 1}: refitting",
                                                cfg.warmstart_dagger_epochs * len(data[2]), "samples (all epochs)")),
