@@ -366,6 +366,8 @@ class _SeatView:
                  "must_discard", "rummy_multiplier", "rummy_needs_no_discard", "legal", "discardable",
                  "meld_actions", "layoff_actions", "melds_scoring", "dig_actions", "bound", "pile")
 
+    two_decks = False  # the search plays one-deck tables only (SearchAgent.table_kinds)
+
     def __init__(self, s: GameState) -> None:
         r = s.rules
         p = s.current

@@ -28,7 +28,7 @@ VARIANT_TABLES = {  # preset, overrides -> player range
     ("jokers", ()): (2, 6),
     ("two_decks", ()): (5, 7),
     ("turnover", (("aces", "around"),)): (2, 6),
-    ("jokers", (("decks", 2),)): (2, 7),
+    ("jokers", (("decks", 2),)): (2, 6),  # the preset's own range (RULES.md §10.5), two decks or not
     ("two_decks", (("jokers", 2), ("aces", "around"))): (5, 7),
 }
 
