@@ -372,3 +372,42 @@ def test_search_refuses_a_deck_variant_table_up_front_and_at_act():
     ob = env.observe(env.agent_selection)
     with pytest.raises(ValueError, match="two_decks table"):
         agent.act(ob["observation"], ob["action_mask"])
+
+
+# ---------------------------------------------------------------- the variant pieces of an observation, by hand
+
+def test_observation_shows_copies_and_jokers_where_they_are():
+    # two decks with jokers, 5 players, 5 cards dealt. Seat 0 (to draw) holds 5H 5H JK 2C 9S;
+    # seat 1 melded 4H JK=5H 6H (so holds 2 cards). The pile, bottom first: 7C JK 7C 9D.
+    from test_state_variants import state_obj
+
+    from rummy_env.cards import CARD_TEXT
+    from rummy_env.observation import JOKER_SCALE, offsets
+
+    rules = {"preset": "two_decks", "num_players": 5, "jokers": 2, "hand_size": 5}
+    obj = state_obj(rules, [["5H", "5H", "JK", "2C", "9S"], ["KD", "KC"], None, None, None],
+                    ["7C", "JK", "7C", "9D"], melds=[["4H", "JK=5H", "6H"]], has_melded=[False, True, False, False, False])
+    env = rummy_v0.raw_env(rules=Rules.make(rules))
+    env.reset(options={"state": obj})
+    o = env.observe("player_0")["observation"]
+    off = offsets(5, "jokers+two_decks")
+
+    def cards(piece):
+        return sorted(CARD_TEXT[int(c)] for c in np.flatnonzero(o[off[piece]] > 0.5))
+
+    assert cards("hand") == ["2C", "5H", "9S"]              # natural cards, at least one copy
+    assert cards("hand_twice") == ["5H"]
+    assert o[off["hand_jokers"]][0] == 1 / JOKER_SCALE         # one joker held
+    assert cards("upcard") == ["9D"] and o[off["upcard_joker"]][0] == 0
+    assert cards("discard_below") == ["7C"] and cards("discard_below_twice") == ["7C"]
+    assert o[off["discard_jokers"]][0] == 1 / JOKER_SCALE      # the JK under the upcard
+    assert cards("table") == ["4H", "6H"]                     # the joker's 5H is not a natural 5H
+    assert cards("table_jokers") == ["5H"]
+    # 4H JK=5H 6H takes 3H / 7H at its ends, naturally or as a joker (1 joker in 3 cards:
+    # one more makes 2 of 4, at most half)
+    assert cards("layoff_low") == cards("joker_layoff_low") == ["3H"]
+    assert cards("layoff_high") == cards("joker_layoff_high") == ["7H"]
+    assert cards("joker_layoff_set") == [] and cards("table_twice") == []
+    assert o[off["rule_two_decks"]][0] == 1
+    # the seat after seat 0 (opp1) is seat 1: no known cards, 2 in hand
+    assert o[off["opp1_known_jokers"]][0] == 0 and cards("opp1_known_twice") == []
