@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -167,7 +168,9 @@ def evaluation_postfix(results: dict[str, dict[str, Any]]) -> str:
 class RolloutProgressBar(ProgressBarCallback):
     """SB3's progress bar with the total it will really reach (``planned_timesteps``),
     so the bar ends full instead of at 802,816/800,000, and the last evaluation's win
-    rates as its postfix (``show_evaluation``)."""
+    rates as its postfix (``show_evaluation``). When stderr is not a terminal (a log
+    file) a plain tqdm line is written at most every 20 s instead of the rich bar,
+    which writes nothing there."""
 
     postfix: str | None = None
 
@@ -183,8 +186,14 @@ class RolloutProgressBar(ProgressBarCallback):
         rollout = self.model.n_steps * self.training_env.num_envs
         remaining = self.locals["total_timesteps"] - self.model.num_timesteps
         self.total = planned_timesteps(remaining, rollout)
-        self.pbar = sb3_callbacks.tqdm(total=self.total, unit="step",
-                                       desc=f"timesteps (whole rollouts of {rollout:,})")
+        desc = f"timesteps (whole rollouts of {rollout:,})"
+        if sys.stderr.isatty():
+            self.pbar = sb3_callbacks.tqdm(total=self.total, unit="step", desc=desc)
+        else:  # a log file (nohup, CI): plain lines at most every 20 s, never silent for long
+            import tqdm
+
+            self.pbar = tqdm.tqdm(total=self.total, unit="step", desc=desc, mininterval=20, ascii=True,
+                                  file=sys.stderr)
         if self.postfix:
             self.pbar.set_postfix_str(self.postfix, refresh=False)
 
