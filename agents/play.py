@@ -286,6 +286,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ppo:PATH, onnx:DIR")
     parser.add_argument("--rules", default="classic", metavar="PRESET", help="rules preset (default classic)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
+    parser.add_argument("--players", type=int, default=None, metavar="N",
+                        help="players at the table (default: the preset's smallest; e.g. 7 with --rules two_decks)")
     parser.add_argument("--seat", type=int, default=0, help="your seat (0 moves first after the dealer; default 0)")
     parser.add_argument("--episode", choices=["hand", "match"], default="hand",
                         help="play one hand (default) or a whole match to the preset's target")
@@ -299,7 +301,13 @@ def main(args: argparse.Namespace, stdin: TextIO | None = None, console: Console
     """
     stdin = sys.stdin if stdin is None else stdin
     console = console or Console(highlight=False, soft_wrap=True)
-    game = Game(args.rules, args.opponent, args.seat, args.seed, args.episode, stdin, console)
+    rules: Any = args.rules
+    players = getattr(args, "players", None)
+    if players is not None:
+        from rummy_env import Rules
+
+        rules = Rules.make(rules, num_players=players)  # a player count the preset does not allow says which do
+    game = Game(rules, args.opponent, args.seat, args.seed, args.episode, stdin, console)
     try:
         return game.play()
     except EOFError:

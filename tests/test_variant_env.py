@@ -411,3 +411,18 @@ def test_observation_shows_copies_and_jokers_where_they_are():
     assert o[off["rule_two_decks"]][0] == 1
     # the seat after seat 0 (opp1) is seat 1: no known cards, 2 in hand
     assert o[off["opp1_known_jokers"]][0] == 0 and cards("opp1_known_twice") == []
+
+
+def test_rummy_play_takes_players_for_a_seven_player_two_decks_table():
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "rummy_env.cli", "play", "--rules", "two_decks", "--players", "7",
+                        "--opponent", "greedy", "--seed", "5"], input="1\n" * 2500, capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1", COLUMNS="120"))
+    assert r.returncode == 0, r.stderr
+    assert "player_6: " in r.stdout and "player_7" not in r.stdout
+    bad = subprocess.run([sys.executable, "-m", "rummy_env.cli", "play", "--rules", "classic", "--players", "3"],
+                         input="", capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "preset 'classic' is for 2-2 players, not 3" in bad.stderr
