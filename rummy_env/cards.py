@@ -124,7 +124,9 @@ def mask_points(mask: int, ace_points: int = 1) -> int:
 
 
 def count_add(hand: int, card: int) -> int:
-    """The count mask ``hand`` with one more copy of ``card`` (0..52)."""
+    """The count mask ``hand`` with one more copy of ``card`` (0..52). Unchecked (the
+    engine's hot path): the caller keeps a card within 2 copies and the joker within
+    ``MAX_COPIES``, as a deal of ``Rules.deck_size`` cards does."""
     bit = 1 << card
     while hand & bit:
         bit <<= LAYER
@@ -138,7 +140,8 @@ def count_add_set(hand: int, cards: int) -> int:
 
 
 def count_remove(hand: int, card: int) -> int:
-    """The count mask ``hand`` with one copy of ``card`` fewer (the card must be held)."""
+    """The count mask ``hand`` with one copy of ``card`` fewer. Unchecked: the card must
+    be held (a card not held leaves ``hand`` as it is)."""
     bit = 1 << card
     while hand & (bit << LAYER):
         bit <<= LAYER
@@ -147,7 +150,7 @@ def count_remove(hand: int, card: int) -> int:
 
 def count_remove_set(hand: int, cards: int) -> int:
     """The count mask ``hand`` with one copy fewer of each card of the 53-bit set
-    ``cards`` (each must be held)."""
+    ``cards``. Unchecked: each must be held (a card not held is left out)."""
     spread = cards * _SPREAD
     return (hand & ~spread) | ((hand >> LAYER) & spread)
 

@@ -504,7 +504,8 @@ def meld_forms(naturals: int, jokers: int, aces: str, max_jokers: int) -> list[t
     ``(catalogue meld id, joker mask)`` pairs, the joker mask the 52-bit mask of the meld's
     cards that jokers stand for (at most ``min(jokers, max_jokers)`` of them and at most
     half the meld, §10.2), every other card of the meld in ``naturals`` (the 52-bit mask of
-    the distinct natural cards held). A joker may stand for a card that is held."""
+    the distinct natural cards held). A joker may stand for a card that is held.
+    Returns the pairs sorted by meld id, then joker mask."""
     if not jokers or not max_jokers:
         return [(mid, 0) for mid in melds_in(naturals, aces)]
     jk = min(jokers, max_jokers)
@@ -554,32 +555,41 @@ def _variant_layoff_masks(melds: list[Meld], aces: str, jokers: bool) -> tuple[t
     return (nat[0], nat[1], nat[2]), (jok[0], jok[1], jok[2])
 
 
-def _variant_move(state: GameState, action: int) -> tuple[int, list[Meld] | None, int]:
+def _take(hand: int, naturals: int, jokers: int) -> int:
+    """The count mask ``hand`` without one copy of each card of the 52-bit mask
+    ``naturals`` and without ``jokers`` jokers (all held)."""
+    hand = count_remove_set(hand, naturals)
+    for _ in range(jokers):
+        hand = count_remove(hand, JOKER)
+    return hand
+
+
+def _variant_move(state: GameState, action: int) -> tuple[int, list[Meld] | None, int, int, int]:
     """What a play-phase action does at a deck-variant table, without doing it:
-    ``(hand after it, table after it or None when unchanged, card discarded or -1)``."""
+    ``(hand after it, table after it or None when unchanged, card discarded or -1,
+    52-bit mask of the natural cards that leave the hand, jokers that leave it)``."""
     lay = state.variant
     hand = state.hands[state.current]
     aces = state.rules.aces
     if DISCARD_BASE <= action < MELD_BASE:
         c = action - DISCARD_BASE
-        return count_remove(hand, c), None, c
+        return count_remove(hand, c), None, c, 1 << c, 0
     if action == lay.joker_discard:
-        return count_remove(hand, JOKER), None, JOKER
+        return count_remove(hand, JOKER), None, JOKER, 0, 1
     if LAYOFF_BASE <= action < NUM_ACTIONS:
         c, end = divmod(action - LAYOFF_BASE, 3)
         trial = [m.copy() for m in state.melds]
         _do_layoff(trial, c, end, aces)
-        return count_remove(hand, c), trial, -1
+        return count_remove(hand, c), trial, -1, 1 << c, 0
     if lay.joker_layoff <= action < lay.joker_layoff + 3 * NUM_CARDS and lay.joker_layoff >= 0:
         c, end = divmod(action - lay.joker_layoff, 3)
         trial = [m.copy() for m in state.melds]
         _do_layoff(trial, c, end, aces, joker=True)
-        return count_remove(hand, JOKER), trial, -1
+        return count_remove(hand, JOKER), trial, -1, 0, 1
     mid, jm = lay.form[action]
-    rest = count_remove_set(hand, MELD_MASK[mid] & ~jm)
-    for _ in range(jm.bit_count()):
-        rest = count_remove(rest, JOKER)
-    return rest, state.melds + [Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid], jm)], -1
+    nat, nj = MELD_MASK[mid] & ~jm, jm.bit_count()
+    meld = Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid], jm)
+    return _take(hand, nat, nj), state.melds + [meld], -1, nat, nj
 
 
 def _variant_finishable(rest: int, melds: list[Meld], f: int, rules: Rules, jokers: bool) -> bool:
@@ -649,14 +659,12 @@ def _legal_variant(state: GameState) -> list[int]:
     def ok(rest: int, action: int) -> bool:
         if rest & LAYER_MASK & ~fbit:
             return True  # a card left that may be discarded
-        _, trial, _ = _variant_move(state, action)
+        trial = _variant_move(state, action)[1]
         return _variant_finishable(rest, state.melds if trial is None else trial, f, rules, jokers_on)
 
     for mid, jm in meld_forms(naturals, nj, rules.aces, lay.max_jokers):
         a = lay.meld_id[mid] if not jm else lay.form_id[(mid, jm)]
-        rest = count_remove_set(hand, MELD_MASK[mid] & ~jm)
-        for _ in range(jm.bit_count()):
-            rest = count_remove(rest, JOKER)
+        rest = _take(hand, MELD_MASK[mid] & ~jm, jm.bit_count())
         if ok(rest, a):
             out.append(a)
     if rules.layoffs:
@@ -692,9 +700,12 @@ def _apply_variant(state: GameState, action: int) -> None:
         state.drawn_from_discard = card
         state.phase = PLAY
         return
-    rest, trial, discarded = _variant_move(state, action)
+    rest, trial, discarded, nat, nj = _variant_move(state, action)
     state.hands[p] = rest
-    state.known[p] &= rest  # a count mask's layers: the copies still held (elementwise min)
+    # what the others know the seat holds: a copy played or discarded is a known one
+    # while any is known (the copies are the same card: which one left is not seen)
+    known = state.known[p]
+    state.known[p] = _take(known, nat & known, min(nj, count_of(known, JOKER)))
     if discarded >= 0:
         state.discards_by[p] |= 1 << discarded
         state.discard.append(discarded)

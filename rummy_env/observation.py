@@ -301,9 +301,9 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 
 class Encoder:
-    """Encodes positions for one player count and kind of table (``"standard"`` or
-    ``"rum500"``, ``actions.table_kind``; ``Encoder.for_rules(rules)`` picks both) into
-    float32 vectors.
+    """Encodes positions for one player count and kind of table (``"standard"``,
+    ``"rum500"`` or a deck-variant kind such as ``"jokers"``: ``actions.table_kind``;
+    ``Encoder.for_rules(rules)`` picks both from a ``Rules``) into float32 vectors.
 
     ``encode(state, seat)`` returns a fresh ``(obs_size(n, kind),)`` float32 array (the
     caller may keep and change it). The card planes are built as one Python int,
@@ -868,7 +868,7 @@ class PlayerView:
                 disc |= 1 << (a - DISCARD_BASE)
             elif a == lay.joker_discard:
                 disc |= 1 << JOKER
-            elif LAYOFF_BASE <= a < NUM_ACTIONS or (jl >= 0 and jl <= a < jl + 156):
+            elif LAYOFF_BASE <= a < NUM_ACTIONS or (jl >= 0 and jl <= a < jl + 3 * 52):
                 lays.append(a)
             elif a >= MELD_BASE:
                 melds.append(a)

@@ -426,3 +426,27 @@ def test_rummy_play_takes_players_for_a_seven_player_two_decks_table():
     bad = subprocess.run([sys.executable, "-m", "rummy_env.cli", "play", "--rules", "classic", "--players", "3"],
                          input="", capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "preset 'classic' is for 2-2 players, not 3" in bad.stderr
+
+
+@pytest.mark.parametrize("rules,taken,second,meld", [
+    # two decks: seat 0 takes the 7H from the pile and melds a 7H; whether it holds the
+    # dealt second 7H (or a 3S instead) must not show in the others' observations
+    ({"preset": "two_decks", "num_players": 5, "hand_size": 5}, "7H", "7H", "meld 7H 8H 9H"),
+    # jokers: it takes the joker upcard and melds a joker; a second joker held or not
+    ({"preset": "jokers", "hand_size": 5}, "JK", "JK", "meld JK=7H 8H 9H"),
+])
+def test_what_others_know_does_not_depend_on_hidden_copies(rules, taken, second, meld):
+    from test_state_variants import state_obj
+
+    seen = []
+    for hidden in (second, "3S"):
+        r = Rules.make(rules)
+        others = [None] * (r.num_players - 1)
+        obj = state_obj(rules, [["8H", "9H", hidden, "KC", "2D"]] + others, ["QD", taken])
+        env = rummy_v0.raw_env(rules=r)
+        env.reset(options={"state": obj})
+        for text in ("draw discard", meld, "discard KC"):
+            env.step(env.action_id(text))
+        seen.append([env.observe(a)["observation"] for a in env.possible_agents[1:]])
+    for a, b in zip(*seen):
+        assert np.array_equal(a, b)
