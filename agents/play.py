@@ -92,10 +92,11 @@ class Game:
         self.stdin = stdin
         self.episode = episode
         self.opponents: dict[int, Any] = {}
+        used = opponent
         for q in range(n):
             if q != seat:
-                agent, used = make_opponent(opponent, None if seed is None else seed + 1 + q, console,
-                                            self.env.rules)
+                # the first seat's choice (and its message, if any) holds for every seat
+                agent, used = make_opponent(used, None if seed is None else seed + 1 + q, console, self.env.rules)
                 self.opponents[q] = agent
         self.opponent_name = used
         self.env.reset(seed=seed)

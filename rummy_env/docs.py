@@ -52,8 +52,10 @@ def action_table(kind: str = "standard") -> str:
         rows.append(f"| {name} | {start} | {count} | {meaning} |")
     rows.append("")
     if kind == "standard":
-        rows.append(f"`Discrete({NUM_ACTIONS})` for every standard table (every preset but `rum500`), "
-                    "every rule set and player count.")
+        rows.append(f"`Discrete({NUM_ACTIONS})` for every standard table (one deck, no jokers, runs that do not "
+                    "turn the corner, the top-card draw: every preset but `rum500` and `jokers`), every rule set "
+                    "and player count; the deck variants keep these ids and append their own "
+                    "([below](#deck-variants-jokers-two-decks-round-the-corner-runs)).")
     else:
         rows.append(f"`Discrete({num_actions(kind)})` at every 500 Rum table (`draw = \"dig\"` or "
                     "`scoring = \"melds\"`); ids 0-578 mean what they mean at a standard table.")

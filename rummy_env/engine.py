@@ -1028,10 +1028,10 @@ def _illegal_variant(state: GameState, a: int) -> str:
         return finish
     mid, jm = lay.form[a]
     missing = MELD_MASK[mid] & ~jm & ~hand
-    if missing:
-        return f"{text!r} is illegal: {who} does not hold {' '.join(TEXT_OF[c] for c in cards_of(missing))}"
-    if jm.bit_count() > nj:
-        return f"{text!r} is illegal: {who} holds {nj} joker(s), the meld needs {jm.bit_count()}"
+    short = max(0, jm.bit_count() - nj)
+    if missing or short:
+        words = [TEXT_OF[c] for c in cards_of(missing)] + ([f"{short} more joker(s) (holds {nj})"] if short else [])
+        return f"{text!r} is illegal: {who} does not hold {' and '.join(words) if short and missing else ' '.join(words)}"
     if not meld_allowed(mid, state.rules.aces):
         return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
     return finish

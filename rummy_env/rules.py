@@ -177,11 +177,10 @@ class Rules:
         if pn is not None and (not isinstance(pn, str) or pn not in PRESET_OPTIONS):
             raise ValueError(f"preset_name must be one of {', '.join(PRESET_OPTIONS)} or null, got {pn!r}")
         if pn is not None and "PRESET_PLAYERS" in globals():  # every path (make, replace) keeps the range
-            lo, hi = PRESET_PLAYERS[pn]
+            lo, hi = preset_players(pn, decks)
             if not lo <= n <= hi:
-                ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
                 raise ValueError(f"num_players: preset {pn!r} is for {lo}-{hi} players, not {n}; presets that "
-                                 f"allow {n} players: {', '.join(ok) if ok else 'none'}")
+                                 f"allow {n} players: {_presets_allowing(n)}")
 
     @property
     def cards_dealt(self) -> int:
@@ -211,13 +210,12 @@ class Rules:
             if k not in allowed:
                 raise ValueError(f"unknown rule option {k!r}; options: {', '.join(OPTION_NAMES)}")
         opts = dict(PRESET_OPTIONS[name])
-        lo, hi = PRESET_PLAYERS[name]
+        lo, hi = preset_players(name, overrides.get("decks", opts.get("decks", 1)))
         n = overrides.get("num_players", lo)
         if _is_int(n) and not lo <= n <= hi:
-            ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
             raise ValueError(
                 f"num_players: preset {name!r} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
-                f"{', '.join(ok) if ok else 'none'}"
+                f"{_presets_allowing(n)}"
             )
         opts["num_players"] = n
         opts.update(overrides)
@@ -273,8 +271,13 @@ class Rules:
         else ``{"preset": name, <changed fields>}`` or, with no preset, every field."""
         opts = self.options()
         if self.preset_name is not None:
-            base = Rules.preset(self.preset_name, num_players=self.num_players).options()
+            # the preset at this player count (with two decks when they widen its range to 7)
+            own_decks = PRESET_OPTIONS[self.preset_name].get("decks", 1)
+            over = {"num_players": self.num_players} | ({"decks": self.decks} if self.decks != own_decks else {})
+            base = Rules.preset(self.preset_name, **over).options()
             diff = {k: v for k, v in opts.items() if base[k] != v}
+            if self.decks != own_decks:
+                diff["decks"] = self.decks
             if "num_players" not in diff and self.num_players != PRESET_PLAYERS[self.preset_name][0]:
                 diff["num_players"] = self.num_players
             if not diff:
@@ -317,5 +320,24 @@ PRESET_PLAYERS: dict[str, tuple[int, int]] = {
     "jokers": (2, 6),
     "two_decks": (5, 7),
 }
+
+
+
+def _presets_allowing(n: int) -> str:
+    """The presets whose range holds ``n`` players, then those that do with ``decks=2``
+    (for the error message of a player count a preset refuses)."""
+    ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
+    two = [p for p in PRESET_PLAYERS if p not in ok and p != "rum500"
+           and preset_players(p, 2)[0] <= n <= preset_players(p, 2)[1]]
+    text = ", ".join(ok) if ok else "none"
+    return text + (f" ({', '.join(two)} with decks=2)" if two else "")
+
+
+def preset_players(name: str, decks: Any = 1) -> tuple[int, int]:
+    """The player range of preset ``name``: ``PRESET_PLAYERS``, a top of 6 raised to 7
+    when the rules play two decks (RULES.md §10.3: two decks for five to seven players)."""
+    lo, hi = PRESET_PLAYERS[name]
+    return (lo, 7) if hi == 6 and decks == 2 else (lo, hi)
+
 
 PRESETS: dict[str, Rules] = {name: Rules.preset(name) for name in PRESET_OPTIONS}

@@ -575,9 +575,14 @@ def test_two_decks_at_4_players_names_the_presets_that_allow_4():
     assert "5-7" in msg
     listed = msg.split("presets that allow 4 players:")[1]
     assert {w.strip(" ,") for w in listed.split()} == {"turnover", "deadwood", "stalemate", "rum500", "jokers"}
-    # and 7 players only two_decks allows
-    with pytest.raises(ValueError, match="allow 7 players: two_decks$"):
+    # 7 players: the two_decks preset, and the presets for up to 6 with decks=2 (§10.3:
+    # two decks for five to seven players; rum500 does not take the deck variants)
+    with pytest.raises(ValueError, match=r"allow 7 players: two_decks \(turnover, deadwood, jokers with decks=2\)$"):
         Rules.preset("jokers", num_players=7)
+    r = Rules.preset("turnover", decks=2, num_players=7)
+    assert r.cards_dealt == 10 and r.target == 200
+    assert r.to_json() == {"preset": "turnover", "num_players": 7, "decks": 2}
+    assert Rules.from_json(r.to_json()) == r
 
 
 @pytest.mark.parametrize("opts,names", [
@@ -684,3 +689,11 @@ def test_bare_joker_layoff_text_resolves_to_the_one_end():
     assert actions.action_text(engine.action_id(s, "layoff jk=7h"), "jokers") == "layoff JK=7H high"
     with pytest.raises(ValueError, match="no meld on the table can take JK=9H"):
         engine.action_id(s, "layoff JK=9H")
+
+
+def test_a_meld_short_of_jokers_names_what_is_missing():
+    # 'meld 4H JK=5H 6H' with 6H and no joker in hand: 4H and one joker are missing
+    s = variant_position(JOKERS, [["6H", "9C", "KD"], ["5C"]])
+    a = actions.parse_action("meld 4H JK=5H 6H", "jokers")
+    with pytest.raises(engine.IllegalActionError, match=r"does not hold 4H and 1 more joker\(s\) \(holds 0\)"):
+        engine.apply(s, a)
