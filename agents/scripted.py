@@ -153,7 +153,7 @@ class _Scripted(SeededAgent):
         legal = set(v.meld_actions)
         for m in ids:  # the plan's natural melds
             a = lay.meld_id[m]
-            if a in legal and self._meld_now(v, loose):
+            if a in legal:
                 return a
         natural_lays = [a for a in v.layoff_actions if a < lay.joker_layoff or lay.joker_layoff < 0]
         for a in natural_lays:
@@ -161,11 +161,13 @@ class _Scripted(SeededAgent):
             if not pm >> c & 1 or v.hand_twice >> c & 1:
                 return a
         forms = [(lay.form[a], a) for a in v.meld_actions if lay.form[a][1]]
-        if forms:  # a meld with jokers: the one melding the most loose points, with the fewest jokers
-            def value(item):
-                (mid, jm), a = item
-                nat = MELD_MASK[mid] & ~jm
-                return (mask_points(nat & loose, ap), -jm.bit_count(), nat.bit_count(), -a)
+
+        def value(item):  # a meld with jokers: the most loose points melded, then the fewest jokers
+            (mid, jm), a = item
+            nat = MELD_MASK[mid] & ~jm
+            return (mask_points(nat & loose, ap), -jm.bit_count(), nat.bit_count(), -a)
+
+        if forms:
             best = max(forms, key=value)
             if value(best)[0] > 0:
                 return best[1]
@@ -175,8 +177,10 @@ class _Scripted(SeededAgent):
             return joker_lays[0]
         disc = v.discardable
         natural = disc & FULL_DECK
-        if not natural:
-            return (v.meld_actions or v.layoff_actions or v.legal)[0] if not disc >> JOKER & 1 else lay.joker_discard
+        if not natural:  # only a joker may go: use it on the table instead whenever that is legal
+            if joker_lays or forms:
+                return joker_lays[0] if joker_lays else max(forms, key=value)[1]
+            return lay.joker_discard if disc >> JOKER & 1 else (v.meld_actions or v.layoff_actions or v.legal)[0]
         spare = natural & v.hand_twice & pm  # a second copy of a melded card is deadwood
         if spare:
             return DISCARD_BASE + max(cards_of(spare), key=lambda c: (pts[c], c))
@@ -185,10 +189,6 @@ class _Scripted(SeededAgent):
     def late_stock(self) -> int:
         """Stock size from which the hand counts as late (the heuristic's ``LATE_STOCK``)."""
         return 10
-
-    def _meld_now(self, v: PlayerView, loose: int) -> bool:
-        """Whether to lay the plan's melds down now (always, for the scripted baselines here)."""
-        return True
 
     def _variant_discard(self, v: PlayerView, cand: int, loose: int) -> int:
         """The natural card to discard among ``cand`` (52-bit mask) at a deck-variant table."""

@@ -697,3 +697,45 @@ def test_a_meld_short_of_jokers_names_what_is_missing():
     a = actions.parse_action("meld 4H JK=5H 6H", "jokers")
     with pytest.raises(engine.IllegalActionError, match=r"does not hold 4H and 1 more joker\(s\) \(holds 0\)"):
         engine.apply(s, a)
+
+
+# ---------------------------------------------------------------- the baselines use their jokers
+
+def _act(agent, s):
+    from rummy_env.observation import Encoder, action_mask
+
+    obs = Encoder.for_rules(s.rules).encode(s, s.current)
+    return agent.act(obs, action_mask(engine.legal_actions(s), size=s.num_actions))
+
+
+@pytest.mark.parametrize("name", ["greedy", "heuristic"])
+def test_baselines_never_discard_a_joker_they_can_use(name):
+    from rummy_env.agents import make_agent
+
+    agent = make_agent(name, seed=0)
+    # 4H 5H 6H on the table, JK 9C KD in hand: the joker is kept or laid off, never discarded
+    s = variant_position(JOKERS, [["JK", "9C", "KD"], ["5C"]], table=[["4H", "5H", "6H"]])
+    assert actions.action_text(_act(agent, s), "jokers") != "discard JK"
+    # the 7H was just taken from the pile (it may not be discarded): JK 7H in hand, so the
+    # only discard is the joker; but 7H goes on the high end and the joker (as 3H) on the
+    # low end, which empties the hand: it goes out without discarding the joker
+    s = variant_position(JOKERS, [["JK", "7H"], ["9D"]], table=[["4H", "5H", "6H"]])
+    s.drawn_from_discard = card("7H")
+    s._legal = None
+    assert actions.action_text(actions.parse_action("discard JK", "jokers"), "jokers") in \
+        [actions.action_text(a, "jokers") for a in engine.legal_actions(s)]
+    played = []
+    while not s.hand_over and s.current == 0:
+        a = _act(agent, s)
+        played.append(actions.action_text(a, "jokers"))
+        engine.apply(s, a)
+    assert "discard JK" not in played and s.result["winner"] == 0, played
+    # with the 5C taken instead, laying the joker off would strand the 5C (it cannot be
+    # discarded, and no meld takes it): the joker discard is the one legal move
+    s = variant_position(JOKERS, [["JK", "5C"], ["9D"]], table=[["4H", "5H", "6H"]])
+    s.drawn_from_discard = card("5C")
+    s._legal = None
+    assert [actions.action_text(a, "jokers") for a in engine.legal_actions(s)] == ["discard JK"]
+    # a joker upcard is always taken
+    s = variant_position(JOKERS, [["2C", "9S", "KD"], ["5C"]], discard=["QC", "JK"], phase="draw")
+    assert _act(agent, s) == actions.DRAW_DISCARD
