@@ -203,7 +203,6 @@ def main(args: argparse.Namespace) -> int:
     from .tournament import make_tables, run_tournament
 
     if args.out:  # fail before the tournament, not after it
-        import os
 
         try:
             os.makedirs(args.out, exist_ok=True)
@@ -238,7 +237,10 @@ def main(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     dt = time.perf_counter() - t0
-    con = Console() if sys.stdout.isatty() else Console(width=130)
+    # piped or redirected: as wide as COLUMNS says, else wide enough that long agent
+    # names (onnx:DIR) do not squeeze the columns away
+    cols = os.environ.get("COLUMNS", "")
+    con = Console() if sys.stdout.isatty() else Console(width=int(cols) if cols.isdigit() and int(cols) >= 40 else 200)
     for t in _tables(res):
         con.print(t)
     con.print(f"{res['settings']['games']} games in {dt:.1f} s ({args.workers} worker(s))")
