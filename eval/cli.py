@@ -237,10 +237,10 @@ def main(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     dt = time.perf_counter() - t0
-    # piped or redirected: as wide as COLUMNS says, else wide enough that long agent
-    # names (onnx:DIR) do not squeeze the columns away
+    # piped or redirected: at least 200 wide (COLUMNS may widen it), so long agent names
+    # (onnx:DIR) do not squeeze the columns away
     cols = os.environ.get("COLUMNS", "")
-    con = Console() if sys.stdout.isatty() else Console(width=int(cols) if cols.isdigit() and int(cols) >= 40 else 200)
+    con = Console() if sys.stdout.isatty() else Console(width=max(200, int(cols) if cols.isdigit() else 0))
     for t in _tables(res):
         con.print(t)
     con.print(f"{res['settings']['games']} games in {dt:.1f} s ({args.workers} worker(s))")
