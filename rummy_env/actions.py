@@ -56,8 +56,8 @@ NUM_ACTIONS_RUM500 = DIG_BASE + NUM_CARDS  # 631
 
 VARIANT_FEATURES = ("around", "jokers", "two_decks")
 """The deck variants a kind of table is named by (RULES.md §10.1-10.3), in name order."""
-TABLE_KINDS = ("standard", "rum500") + tuple(
-    "+".join(c) for r in (1, 2, 3) for c in itertools.combinations(VARIANT_FEATURES, r))
+_VARIANT_COMBOS = tuple("+".join(c) for r in (1, 2, 3) for c in itertools.combinations(VARIANT_FEATURES, r))
+TABLE_KINDS = ("standard", "rum500") + _VARIANT_COMBOS + tuple("rum500+" + k for k in _VARIANT_COMBOS)
 """The kinds of table, each with its own action layout and observation layout (API.md)."""
 
 
@@ -66,9 +66,10 @@ def table_kind(rules) -> str:
     pile or scores melds (RULES.md §10.4); else the deck variants it plays joined by ``+``
     (``"around"`` for ``aces="around"``, ``"jokers"`` for ``jokers=2``, ``"two_decks"`` for
     ``decks=2``: RULES.md §10.1-10.3), or ``"standard"`` (every table of release 0.1)."""
-    if rules.draw == "dig" or rules.scoring == "melds":
-        return "rum500"
+    rum = rules.draw == "dig" or rules.scoring == "melds"
     parts = [f for f, on in zip(VARIANT_FEATURES, (rules.aces == "around", rules.jokers > 0, rules.decks == 2)) if on]
+    if rum:
+        return "+".join(["rum500"] + parts)
     return "+".join(parts) if parts else "standard"
 
 
@@ -80,7 +81,12 @@ def kind_features(kind: str) -> frozenset:
     """
     if kind not in TABLE_KINDS:
         raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
-    return frozenset() if kind in ("standard", "rum500") else frozenset(kind.split("+"))
+    return frozenset() if kind in ("standard", "rum500") else frozenset(kind.split("+")) - {"rum500"}
+
+
+def is_rum500(kind: str) -> bool:
+    """Whether a kind of table is a 500 Rum one (``"rum500"`` or ``"rum500+<variants>"``, RULES.md §10.4)."""
+    return kind == "rum500" or kind.startswith("rum500+")
 
 
 def num_actions(kind_or_rules="standard") -> int:
@@ -104,6 +110,8 @@ def _variant_count(kind: str) -> int:
     over 100,000 ids)."""
     feats = kind_features(kind)
     n = NUM_ACTIONS + (NUM_MELDS_AROUND - NUM_MELDS if "around" in feats else 0)
+    if is_rum500(kind):
+        n += NUM_CARDS + (1 if "jokers" in feats else 0)
     if "jokers" in feats:
         top = 4 if "two_decks" in feats else 2
         n += 1 + 3 * NUM_CARDS
@@ -250,6 +258,16 @@ class ActionLayout:
         self.max_jokers = (4 if "two_decks" in feats else 2) if jokers else 0
         texts = list(ACTION_TEXTS[:NUM_ACTIONS])
         ranges = list(ACTION_RANGES)
+        self.dig_base = self.joker_dig = -1
+        if is_rum500(kind):  # the 500 Rum digs keep their ids (579 + card), then the joker's
+            self.dig_base = len(texts)
+            texts += list(ACTION_TEXTS[NUM_ACTIONS:NUM_ACTIONS_RUM500])
+            ranges.append(_DIG_RANGE)
+            if jokers:
+                self.joker_dig = len(texts)
+                texts.append("draw discard JK")
+                ranges.append(("joker_dig", self.joker_dig, 1, "`draw discard JK`: take the topmost joker of the "
+                               "discard pile and every card above it (it must be melded or laid off this turn)"))
         self.meld_id = [MELD_BASE + m if m < NUM_MELDS else -1 for m in range(NUM_MELDS_AROUND)]
         self.form: dict[int, tuple[int, int]] = {MELD_BASE + m: (m, 0) for m in range(NUM_MELDS)}
         catalogue = NUM_MELDS_AROUND if around else NUM_MELDS
@@ -343,6 +361,9 @@ def parse_action(text: str, kind: str = "standard"):
         if verb == "draw" and len(words) == 2 and words[1].lower() in ("stock", "discard"):
             return DRAW_STOCK if words[1].lower() == "stock" else DRAW_DISCARD
         if verb == "draw" and len(words) == 3 and words[1].lower() == "discard":
+            if lay is not None and lay.dig_base >= 0:
+                c = parse_card(words[2], joker=jokers)
+                return lay.joker_dig if c == JOKER else lay.dig_base + c
             if lay is not None:
                 parse_card(words[2], joker=jokers)  # a card that names nothing says so first
                 raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); digging the "

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .actions import NUM_ACTIONS, TABLE_KINDS, action_ranges, num_actions
-from .observation import _VARIANT_PIECES, kind_players, layout, obs_size
+from .observation import _RUM500_VARIANT_PIECES, _VARIANT_PIECES, kind_players, layout, obs_size
 from .rules import OPTION_NAMES, PRESET_PLAYERS, PRESETS, Rules
 
 
@@ -71,6 +71,8 @@ def variants_observation_table() -> str:
             rows.append(f"| {feat} | `{name}` | {size} | {meaning} |")
         for name, size, meaning in opp:
             rows.append(f"| {feat} | `oppK_{name}` | {size} | per other seat K: {meaning} |")
+        for name, size, meaning in _RUM500_VARIANT_PIECES.get(feat, ()):
+            rows.append(f"| {feat}, at 500 Rum | `{name}` | {size} | {meaning} |")
     rows += ["", "| kind | length by players |", "| --- | --- |"]
     for kind in TABLE_KINDS[2:]:
         rows.append(f"| `{kind}` | " + ", ".join(f"{n} → {obs_size(n, kind)}" for n in kind_players(kind)) + " |")
@@ -79,7 +81,7 @@ def variants_observation_table() -> str:
 
 def variants_action_table() -> str:
     """Markdown table of each deck-variant kind's action ranges beyond the standard 579
-    (``action_ranges(kind)``; RULES.md §10.1-10.3)."""
+    (``action_ranges(kind)``; RULES.md §10.1-10.4: a 500 Rum one's digs come first)."""
     rows = ["| kind | N | ranges after the 579 standard ids (first id, count) |", "| --- | --- | --- |"]
     for kind in TABLE_KINDS[2:]:
         extra = [f"{name} ({first}, {count})" for name, first, count, _ in action_ranges(kind)[4:]]

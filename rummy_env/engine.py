@@ -35,7 +35,7 @@ from .actions import (
     parse_action,
 )
 from .actions import ActionLayout, table_kind
-from .cards import (CARD_TEXT, FULL_DECK, JOKER, LAYER_MASK, NUM_CARDS, TEXT_OF, cards_of, count_add, count_of,
+from .cards import (CARD_TEXT, FULL_DECK, JOKER, JOKER_POINTS, LAYER_MASK, NUM_CARDS, TEXT_OF, cards_of, count_add, count_of,
                     count_points, count_remove, count_remove_set, mask_points)
 from .meld_analysis import layoff_closure
 from .melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, NUM_MELDS_AROUND, NUM_SETS, SET, meld_allowed,
@@ -636,7 +636,94 @@ def _legal_variant_draws(state: GameState) -> list[int]:
         if hand & LAYER_MASK & ~(1 << up) or _variant_finishable(
                 count_add(hand, up), state.melds, up, state.rules, state.variant.max_jokers > 0):
             out.append(DRAW_DISCARD)
+        if state.rules.draw == "dig":
+            out += _legal_variant_digs(state)
+            out.sort()
     return out
+
+
+def _legal_variant_digs(state: GameState) -> list[int]:
+    """The digs of a 500 Rum deck-variant table (RULES.md §10.3-10.4): a dig names a card
+    and takes its topmost copy with every card above it; it is legal when that card can
+    then be melded or laid off this turn (``_variant_bound_playable``). The upcard's own
+    card is the plain ``draw discard``."""
+    lay = state.variant
+    disc = state.discard
+    hand = state.hands[state.current]
+    seen = {disc[-1]}
+    out = []
+    for i in range(len(disc) - 2, -1, -1):
+        c = disc[i]
+        if c in seen:
+            continue  # a deeper copy: naming the card takes the topmost one
+        seen.add(c)
+        h = hand
+        for x in disc[i:]:
+            h = count_add(h, x)
+        if _variant_bound_playable(h, state.melds, c, state.rules, lay):
+            out.append(lay.joker_dig if c == JOKER else lay.dig_base + c)
+    return out
+
+
+def _chain_reaches(meld: Meld, card: int, hand: int, rules: Rules) -> int:
+    """The fewest cards of ``hand`` (a count mask holding ``card``) that lay ``card`` off
+    on ``meld``, the cards between laid off one after another at one end (natural cards
+    first, else a joker standing for the card that end takes, while the meld has room),
+    or 0 when none do (RULES.md §3, §10.2)."""
+    aces = rules.aces
+    for end in ((0,) if meld.kind == SET else (1, 2)):
+        cur = meld.copy()
+        avail = count_remove(hand, card)
+        used = 1
+        for _ in range(13):
+            takes = meld_layoff_masks(cur.kind, cur.key, cur.mask, cur.lo, cur.hi, aces)[end]
+            if not takes:
+                break
+            x = takes.bit_length() - 1
+            if x == card:
+                return used
+            if end == 0:
+                break
+            if count_of(avail, x):
+                avail = count_remove(avail, x)
+                _do_layoff([cur], x, end, aces)
+            elif avail >> JOKER & 1 and cur.has_room_for_joker():
+                avail = count_remove(avail, JOKER)
+                _do_layoff([cur], x, end, aces, joker=True)
+            else:
+                break
+            used += 1
+    return 0
+
+
+def _variant_bound_playable(hand: int, melds: list[Meld], bound: int, rules: Rules, lay: ActionLayout) -> bool:
+    """Can ``bound`` (a card of the count mask ``hand``; the joker, 52, too) still be melded
+    or laid off this turn, on table ``melds``, the turn then ending legally (RULES.md
+    §10.3-10.4; a 500 Rum deck-variant table)?
+
+    As ``bound_playable``: a meld of the hand holds it (a natural card as itself, the
+    joker as any card it may stand for), or lay-offs reach it on one meld of the table,
+    natural cards or jokers filling the places before it (melding other cards first
+    never opens a place that a larger meld with it would not give; a lay-off on one meld
+    never opens a place on another). With ``must_discard_to_go_out`` a card is left over."""
+    must = rules.must_discard_to_go_out
+    size = hand.bit_count()
+    nj = count_of(hand, JOKER)
+    naturals = hand & FULL_DECK
+    for mid, jm in meld_forms(naturals, nj, rules.aces, lay.max_jokers):
+        holds = bool(jm) if bound == JOKER else bool((MELD_MASK[mid] & ~jm) >> bound & 1)
+        if holds and (not must or size > MELD_MASK[mid].bit_count()):
+            return True
+    if not rules.layoffs:
+        return False
+    if bound == JOKER:
+        return any(m.has_room_for_joker() and any(meld_layoff_masks(m.kind, m.key, m.mask, m.lo, m.hi, rules.aces))
+                   for m in melds) and (not must or size > 1)
+    for m in melds:
+        used = _chain_reaches(m, bound, hand, rules)
+        if used and (not must or size > used):
+            return True
+    return False
 
 
 def _legal_variant(state: GameState) -> list[int]:
@@ -652,11 +739,19 @@ def _legal_variant(state: GameState) -> list[int]:
     f = state.drawn_from_discard
     fbit = 0 if f < 0 else 1 << f
     out = []
-    for c in cards_of(distinct & ~fbit):
-        out.append(lay.joker_discard if c == JOKER else DISCARD_BASE + c)
+    bound = state.bound
+    if bound < 0:
+        for c in cards_of(distinct & ~fbit):
+            out.append(lay.joker_discard if c == JOKER else DISCARD_BASE + c)
     jokers_on = lay.max_jokers > 0
+    must = rules.must_discard_to_go_out
 
     def ok(rest: int, action: int) -> bool:
+        if bound >= 0:  # a dug card still to play (§10.4): this move plays it, or it stays playable
+            _, trial, _, nat, played_jokers = _variant_move(state, action)
+            if (played_jokers if bound == JOKER else nat >> bound & 1):
+                return bool(rest) or not must
+            return _variant_bound_playable(rest, state.melds if trial is None else trial, bound, rules, lay)
         if rest & LAYER_MASK & ~fbit:
             return True  # a card left that may be discarded
         trial = _variant_move(state, action)[1]
@@ -693,11 +788,23 @@ def _apply_variant(state: GameState, action: int) -> None:
     """Apply a legal draw-from-discard or play-phase action at a deck-variant table (the
     stock draw is ``apply``'s): RULES.md §3, §5, §10.1-10.3."""
     p = state.current
+    lay = state.variant
     if action == DRAW_DISCARD:
         card = state.discard.pop()
         state.hands[p] = count_add(state.hands[p], card)
         state.known[p] = count_add(state.known[p], card)
         state.drawn_from_discard = card
+        state.phase = PLAY
+        return
+    if lay.dig_base >= 0 and (lay.dig_base <= action < lay.dig_base + NUM_CARDS or action == lay.joker_dig):
+        card = JOKER if action == lay.joker_dig else action - lay.dig_base
+        disc = state.discard
+        i = len(disc) - 1 - disc[::-1].index(card)  # its topmost copy (§10.3)
+        for c in disc[i:]:
+            state.hands[p] = count_add(state.hands[p], c)
+            state.known[p] = count_add(state.known[p], c)
+        del disc[i:]
+        state.bound = card
         state.phase = PLAY
         return
     rest, trial, discarded, nat, nj = _variant_move(state, action)
@@ -716,6 +823,10 @@ def _apply_variant(state: GameState, action: int) -> None:
         return
     state.melds = trial
     state.melded_this_turn = True
+    if state.rules.scoring == "melds":  # §10.4: the melder scores the cards, a joker 15
+        state.meld_points[p] += mask_points(nat, state.rules.ace_points) + JOKER_POINTS * nj
+    if state.bound >= 0 and (nj if state.bound == JOKER else nat >> state.bound & 1):
+        state.bound = -1
     state.layoff_masks, state.joker_masks = _variant_layoff_masks(trial, state.rules.aces, state.variant.max_jokers > 0)
     if not rest:
         _end_hand(state, "out", p, by_discard=False)
@@ -991,7 +1102,8 @@ def _illegal_variant(state: GameState, a: int) -> str:
     text = lay.texts[a]
     who = f"player {state.current}"
     hand = state.hands[state.current]
-    is_draw = a <= DRAW_DISCARD
+    is_dig = lay.dig_base >= 0 and (lay.dig_base <= a < lay.dig_base + NUM_CARDS or a == lay.joker_dig)
+    is_draw = a <= DRAW_DISCARD or is_dig
     if state.phase == DRAW and not is_draw:
         return f"{text!r} is illegal: {who} must draw first ('draw stock' or 'draw discard')"
     if state.phase == PLAY and is_draw:
@@ -1000,6 +1112,19 @@ def _illegal_variant(state: GameState, a: int) -> str:
         return f"{text!r} is illegal: the stock is empty"
     if a == DRAW_DISCARD:
         return f"{text!r} is illegal: the discard pile is empty"
+    if is_dig:
+        c = JOKER if a == lay.joker_dig else a - lay.dig_base
+        if state.rules.draw != "dig":
+            return f"{text!r} is illegal: this table draws only the top discard (draw='top')"
+        if c not in state.discard:
+            return f"{text!r} is illegal: {TEXT_OF[c]} is not in the discard pile"
+        if c == state.discard[-1]:
+            return f"{text!r} is illegal: {TEXT_OF[c]} is the upcard; take it alone with 'draw discard'"
+        return (f"{text!r} is illegal: {TEXT_OF[c]}, the deepest card taken, could not be melded or laid off "
+                "this turn (RULES.md §10.4)")
+    if state.bound >= 0 and DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard and state.bound >= 0:
+        return (f"{text!r} is illegal: {TEXT_OF[state.bound]}, dug from the discard pile this turn, must be "
+                "melded or laid off before the turn ends (RULES.md §10.4)")
     finish = (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
               + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
     nj = count_of(hand, JOKER)

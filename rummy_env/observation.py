@@ -40,7 +40,7 @@ from functools import lru_cache
 import numpy as np
 
 from .actions import (DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS,
-                      TABLE_KINDS, ActionLayout, kind_features, num_actions, table_kind)
+                      TABLE_KINDS, ActionLayout, is_rum500, kind_features, num_actions, table_kind)
 from .cards import CARD_TEXT, FULL_DECK, JOKER, LAYER, TEXT_OF, cards_of, count_of
 from .engine import PLAY, GameState
 from .rules import Rules
@@ -118,6 +118,20 @@ _RUM500_RULES = (
     ("rule_melds", 1, "1 under scoring='melds' (every seat scores its melds minus its hand)"),
     ("rule_dig", 1, "1 when the draw may dig the discard pile (draw='dig')"),
 )
+# at a 500 Rum table with deck variants (RULES.md §10.3-10.4): where the copies and the jokers
+# lie in the pile and a dug joker (``discard_depth`` and ``bound`` hold the natural cards,
+# ``discard_depth`` the topmost copy)
+_RUM500_VARIANT_PIECES = {
+    "jokers": (
+        ("joker_depths", 4, f"for each joker in the discard pile, topmost first, (cards above it + 1) / {STOCK_SCALE}; "
+                            "0 for fewer jokers"),
+        ("bound_joker", 1, "1 when the card the mover dug this turn and must still meld or lay off is a joker"),
+    ),
+    "two_decks": (
+        ("discard_depth_second", 52, f"for each card twice in the discard pile, (cards above its deeper copy + 1) / "
+                                     f"{STOCK_SCALE}"),
+    ),
+}
 # appended after the standard layout at a deck-variant table, per variant (RULES.md §10.1-10.3):
 # (own pieces, per-opponent pieces)
 _VARIANT_PIECES = {
@@ -165,21 +179,22 @@ def layout(num_players: int, kind: str = "standard") -> tuple[tuple[str, int, in
     for k in range(1, num_players):
         pieces += [(f"opp{k}_{n}", s, m) for n, s, m in _OPP_SCALARS]
     pieces += list(_RULE_SCALARS)
-    if kind == "rum500":
+    if kind not in TABLE_KINDS:
+        raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
+    feats = kind_features(kind)
+    if is_rum500(kind):
         pieces += list(_RUM500_PIECES)
         for k in range(1, num_players):
             pieces += [(f"opp{k}_{n}", s, m) for n, s, m in _RUM500_OPP]
         pieces += list(_RUM500_RULES)
-    elif kind not in TABLE_KINDS:
-        raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
-    else:
-        feats = kind_features(kind)
-        for f in ("around", "jokers", "two_decks"):
-            if f in feats:
-                own, opp = _VARIANT_PIECES[f]
-                pieces += list(own)
-                for k in range(1, num_players):
-                    pieces += [(f"opp{k}_{n}", s, m) for n, s, m in opp]
+    for f in ("around", "jokers", "two_decks"):
+        if f in feats:
+            own, opp = _VARIANT_PIECES[f]
+            pieces += list(own)
+            for k in range(1, num_players):
+                pieces += [(f"opp{k}_{n}", s, m) for n, s, m in opp]
+            if is_rum500(kind):
+                pieces += list(_RUM500_VARIANT_PIECES.get(f, ()))
     out, off = [], 0
     for name, size, meaning in pieces:
         out.append((name, off, size, meaning))
@@ -191,7 +206,7 @@ def obs_low(kind: str = "standard") -> float:
     """The low bound of the observation ``Box`` of a table kind: 0 at a standard table,
     ``-inf`` at a 500 Rum table, whose match totals may be negative (RULES.md §10.4).
     The env and the training envs declare the same Box."""
-    return -np.inf if kind == "rum500" else 0.0
+    return -np.inf if is_rum500(kind) else 0.0
 
 
 def obs_size(num_players: int, kind: str = "standard") -> int:
@@ -323,9 +338,10 @@ class Encoder:
         self.rule_off = offsets(num_players)["rule_aces"].start
         self.rum_off = obs_size(num_players)  # the 500 Rum pieces start after the standard layout
         off = {name: sl.start for name, sl in offsets(num_players, kind).items()}
-        self.variant = kind not in ("standard", "rum500")
+        self.variant = kind_features(kind) != frozenset()
         self._off = off
-        if kind == "rum500":  # where each 500 Rum piece starts, from the layout
+        self.rum500 = is_rum500(kind)
+        if self.rum500:  # where each 500 Rum piece starts, from the layout
             self._depth, self._bound, self._meld_points = off["discard_depth"], off["bound"], off["meld_points"]
             self._opp_meld_points = [off[f"opp{k}_meld_points"] for k in range(1, num_players)]
             self._rule_melds, self._rule_dig = off["rule_melds"], off["rule_dig"]
@@ -347,7 +363,7 @@ class Encoder:
                              f"{table_kind(rules)} table")
         t = np.zeros(self.size, dtype=np.float32)
         t[self.rule_off:self.rum_off] = rule_features(rules)
-        if self.kind == "rum500":
+        if self.rum500:
             t[self._rule_melds] = rules.scoring == "melds"
             t[self._rule_dig] = rules.draw == "dig"
         for flag in ("rule_around", "rule_two_decks"):
@@ -423,10 +439,32 @@ class Encoder:
         """The 500 Rum pieces (``_RUM500_PIECES``) of ``seat``'s observation written into
         ``row``, whose 500 Rum entries hold zeros and the rule flags (RULES.md §10.4)."""
         d = self._depth
-        for depth, c in enumerate(reversed(state.discard), start=1):
-            row[d + c] = depth / STOCK_SCALE
-        if state.bound >= 0:
-            row[self._bound + state.bound] = 1.0
+        if self.variant:  # copies and jokers (RULES.md §10.3): the topmost copy, then the second, jokers apart
+            off = self._off
+            seen: set[int] = set()
+            jd = off.get("joker_depths", -1)
+            js = 0
+            second = off.get("discard_depth_second", -1)
+            for depth, c in enumerate(reversed(state.discard), start=1):
+                if c == JOKER:
+                    if jd >= 0 and js < 4:
+                        row[jd + js] = depth / STOCK_SCALE
+                        js += 1
+                elif c in seen:
+                    if second >= 0:
+                        row[second + c] = depth / STOCK_SCALE
+                else:
+                    seen.add(c)
+                    row[d + c] = depth / STOCK_SCALE
+            if state.bound == JOKER:
+                row[off["bound_joker"]] = 1.0
+            elif state.bound >= 0:
+                row[self._bound + state.bound] = 1.0
+        else:
+            for depth, c in enumerate(reversed(state.discard), start=1):
+                row[d + c] = depth / STOCK_SCALE
+            if state.bound >= 0:
+                row[self._bound + state.bound] = 1.0
         mp = state.meld_points
         row[self._meld_points] = mp[seat] / SCORE_SCALE
         for i, q in zip(self._opp_meld_points, self.order[seat]):
@@ -495,9 +533,9 @@ class Encoder:
             count=self.card_len, bitorder="little",
         )
         out[self.card_len: self.rule_off] = sc
-        if self.kind == "rum500":
+        if self.rum500:
             self._rum500_into(out, state, seat)
-        elif self.variant:
+        if self.variant:
             self._variant_into(out, state, seat)
         return out
 
@@ -546,10 +584,10 @@ class Encoder:
         out[:k, self.rule_off:] = self._rules_tail(first)
         for i, rules in rule_rows or ():
             out[i, self.rule_off:] = self._rules_tail(rules)
-        if self.kind == "rum500":
+        if self.rum500:
             for i in range(k):
                 self._rum500_into(out[i], states[i], seats[i])
-        elif self.variant:
+        if self.variant:
             for i in range(k):
                 self._variant_into(out[i], states[i], seats[i])
         return out
@@ -626,11 +664,11 @@ class _Index:
         self.opp_score = [self.rel[f"opp{k}_score"] for k in range(1, n)]
         self.kind = kind
         self.num_actions = num_actions(kind)
-        if kind == "rum500":
+        if is_rum500(kind):
             self.depth = start["discard_depth"]
             self.bound = start["bound"]
             self.opp_meld_points = [self.rel[f"opp{k}_meld_points"] for k in range(1, n)]
-        self.variant = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
+        self.variant = ActionLayout.of(kind) if kind_features(kind) else None
         self.start = start
 
 
@@ -772,14 +810,23 @@ class PlayerView:
         self.on_request = s[r["rule_on_request"]] > 0.5
         self.lowest_deadwood = s[r["rule_lowest_deadwood"]] > 0.5
         self.cards_dealt = int(round(s[r["rule_cards_dealt"]] * HAND_SCALE))
-        if kind == "rum500":
+        if is_rum500(kind):
             self.melds_scoring = s[r["rule_melds"]] > 0.5
             self.dig = s[r["rule_dig"]] > 0.5
             depth = obs[ix.depth:ix.depth + 52]
             cards = np.flatnonzero(depth > 0)
-            self.pile = [int(c) for c in cards[np.argsort(-depth[cards], kind="stable")]]
+            at = [(float(depth[c]), int(c)) for c in cards]  # (depth, card): the pile read back, top first
+            st = ix.start
+            if "discard_depth_second" in st:
+                d2 = obs[st["discard_depth_second"]:st["discard_depth_second"] + 52]
+                at += [(float(d2[c]), int(c)) for c in np.flatnonzero(d2 > 0)]
+            if "joker_depths" in st:
+                at += [(float(x), JOKER) for x in obs[st["joker_depths"]:st["joker_depths"] + 4] if x > 0]
+            self.pile = [c for _, c in sorted(at, key=lambda t: -t[0])]  # bottom first
             b = np.flatnonzero(obs[ix.bound:ix.bound + 52] > 0.5)
             self.bound = int(b[0]) if b.size else -1
+            if "bound_joker" in st and obs[st["bound_joker"]] > 0.5:
+                self.bound = JOKER
             self.meld_points = s[r["meld_points"]] * SCORE_SCALE
             self.opp_meld_points = [s[i] * SCORE_SCALE for i in ix.opp_meld_points]
         else:
@@ -862,9 +909,13 @@ class PlayerView:
         disc = 0
         melds: list[int] = []
         lays: list[int] = []
+        digs: list[int] = []
         jl = lay.joker_layoff
+        db = lay.dig_base
         for a in legal:
-            if DISCARD_BASE <= a < MELD_BASE:
+            if db >= 0 and (db <= a < db + 52 or a == lay.joker_dig):
+                digs.append(a)
+            elif DISCARD_BASE <= a < MELD_BASE:
                 disc |= 1 << (a - DISCARD_BASE)
             elif a == lay.joker_discard:
                 disc |= 1 << JOKER
@@ -875,7 +926,7 @@ class PlayerView:
         self.discardable = disc
         self.meld_actions = melds
         self.layoff_actions = lays
-        self.dig_actions = []
+        self.dig_actions = digs
 
     @property
     def opp_known_all(self) -> int:

@@ -154,11 +154,6 @@ class Rules:
             raise ValueError(f"max_recycles must be null (unlimited) or an int from 0 to 1000, got {mr!r}")
         if not _is_int(self.max_turns) or not 1 <= self.max_turns <= 100_000:
             raise ValueError(f"max_turns must be an int from 1 to 100000, got {self.max_turns!r}")
-        if (self.draw == "dig" or self.scoring == "melds") and (decks == 2 or jokers or self.aces == "around"):
-            raise ValueError("500 Rum (draw='dig' or scoring='melds') with decks=2, jokers=2 or aces='around' is not "
-                             f"implemented in this release (got draw={self.draw!r}, scoring={self.scoring!r}, "
-                             f"decks={decks}, jokers={jokers}, aces={self.aces!r}); a 500 Rum table plays one deck "
-                             "without jokers, aces low, high or either")
         if self.draw == "dig" and mr != 0:
             raise ValueError(f"draw='dig' needs max_recycles=0 (a dig table ends the hand when the stock is empty, "
                              f"RULES.md §10.4), got max_recycles={mr!r}")
@@ -327,8 +322,7 @@ def _presets_allowing(n: int) -> str:
     """The presets whose range holds ``n`` players, then those that do with ``decks=2``
     (for the error message of a player count a preset refuses)."""
     ok = [p for p, (a, b) in PRESET_PLAYERS.items() if a <= n <= b]
-    two = [p for p in PRESET_PLAYERS if p not in ok and p != "rum500"
-           and preset_players(p, 2)[0] <= n <= preset_players(p, 2)[1]]
+    two = [p for p in PRESET_PLAYERS if p not in ok and preset_players(p, 2)[0] <= n <= preset_players(p, 2)[1]]
     text = ", ".join(ok) if ok else "none"
     return text + (f" ({', '.join(two)} with decks=2)" if two else "")
 

@@ -28,11 +28,12 @@ import random
 from collections import Counter
 from typing import Any
 
-from .actions import ActionLayout, num_actions, table_kind
-from .cards import (CARD_TEXT, JOKER, JOKER_POINTS, NUM_CARDS, TEXT_OF, CardError, cards_of, count_cards,
+from .actions import ActionLayout, is_rum500, kind_features, num_actions, table_kind
+from .cards import (CARD_TEXT, count_points, JOKER, JOKER_POINTS, NUM_CARDS, TEXT_OF, CardError, cards_of, count_cards,
                     count_mask_of, count_of, mask_of, mask_points, parse_card)
 from .engine import (DRAW, PHASES, PLAY, GameState, Meld, _finishable, _layoff_masks, _meld_from_id, _start_turn,
-                     _variant_finishable, _variant_layoff_masks, bound_playable, melds_payoffs)
+                     _variant_bound_playable, _variant_finishable, _variant_layoff_masks, bound_playable,
+                     melds_payoffs)
 from .melds import meld_of_cards
 from .rules import Rules
 
@@ -98,10 +99,10 @@ def to_json(state: GameState) -> dict[str, Any]:
         "discards_by": [_texts(k) for k in state.discards_by],
         "hand_over": state.hand_over,
     }
-    if table_kind(state.rules) == "rum500":
+    if is_rum500(table_kind(state.rules)):
         d["meld_points"] = list(state.meld_points)
     if state.rules.draw == "dig":
-        d["bound"] = None if state.bound < 0 else CARD_TEXT[state.bound]
+        d["bound"] = None if state.bound < 0 else TEXT_OF[state.bound]
     if state.hand_over:
         d["result"] = dict(state.result, payoffs=list(state.payoffs))
     if state.match_over:
@@ -124,7 +125,8 @@ def max_hand_points(rules: Rules) -> int:
 
 
 def _deck_points(rules: Rules) -> int:
-    return mask_points((1 << NUM_CARDS) - 1, rules.ace_points)
+    """The points of every card of the deck: each deck's 52 cards and its jokers at 15."""
+    return rules.decks * (mask_points((1 << NUM_CARDS) - 1, rules.ace_points) + rules.jokers * JOKER_POINTS)
 
 
 def _err(msg: str) -> PositionError:
@@ -323,13 +325,13 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     n = rules.num_players
     dig = rules.draw == "dig"
     melds_scoring = rules.scoring == "melds"
-    rum = table_kind(rules) == "rum500"
+    rum = is_rum500(table_kind(rules))
     for key, ok in (("meld_points", rum), ("bound", dig)):
         if obj.get(key) is not None and not ok:
             raise _err(f"{key} is only for " + ("500 Rum tables (scoring='melds' or draw='dig')" if key == "meld_points"
                                                 else "draw='dig' tables") + " (RULES.md §10.4)")
     kind = table_kind(rules)
-    variant = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
+    variant = ActionLayout.of(kind) if kind_features(kind) else None
     s = GameState.__new__(GameState)
     s.rules = rules
     s.num_actions = num_actions(rules)
@@ -400,13 +402,14 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     bound = -1
     if obj.get("bound") is not None:
         try:
-            bound = parse_card(obj["bound"])
+            bound = parse_card(obj["bound"], joker=jok)
         except ValueError as e:
             raise _err(f"bound: {e}") from None
         if phase == DRAW or hand_over:
             raise _err("bound must be null in the draw phase and once the hand is over")
-        if where[bound] != f"hands[{cur}]":
-            raise _err(f"bound {CARD_TEXT[bound]} is in {where[bound]}, not in the mover's hand "
+        held = bound in hands[cur] if variant is not None else where[bound] == f"hands[{cur}]"
+        if not held:
+            raise _err(f"bound {TEXT_OF[bound]} is in {where.get(bound, 'another place')}, not in the mover's hand "
                        "(a bound card stays in hand until it is melded or laid off)")
         if f >= 0:
             raise _err("bound and drawn_from_discard cannot both be set: a dig takes more than the top card, "
@@ -493,7 +496,8 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     s.hand_number = hand_number
     given_mp = obj.get("meld_points")
     mp = [0] * n if given_mp is None else given_mp
-    table_points = sum(mask_points(m.mask, rules.ace_points) for m in melds)
+    table_points = sum(mask_points(m.mask & ~m.jokers, rules.ace_points) + JOKER_POINTS * m.jokers.bit_count()
+                       for m in melds)  # a melded joker scores 15 (§10.4)
     if (not isinstance(mp, list) or len(mp) != n
             or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in mp)):
         raise _err(f"meld_points must be a list of {n} ints >= 0, got {str(mp)[:80]}")
@@ -541,7 +545,8 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if s.result["outcome"] == "out" and s.hands[w]:
             raise _err(f"result says seat {w} went out, but hands[{w}] still holds {len(hands[w])} card(s)")
         if melds_scoring:
-            held = [mask_points(h, rules.ace_points) for h in s.hands]
+            held = [count_points(h, rules.ace_points) if variant is not None else mask_points(h, rules.ace_points)
+                    for h in s.hands]
             if given_mp is None:  # the hand's points are what it melded minus what it holds (§10.4)
                 s.meld_points = [p + v for p, v in zip(s.result["points"], held)]
             elif s.result["points"] != [m - v for m, v in zip(mp, held)]:
@@ -560,7 +565,9 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             if not discard:
                 raise _err("the discard pile is empty at a draw; that cannot occur (a discard ends every turn)")
         elif variant is not None:
-            if not _variant_finishable(s.hands[cur], melds, f, rules, variant.max_jokers > 0):
+            if bound >= 0 and not _variant_bound_playable(s.hands[cur], melds, bound, rules, variant):
+                raise _err(f"bound {TEXT_OF[bound]} can no longer be melded or laid off this turn (RULES.md §10.4)")
+            if bound < 0 and not _variant_finishable(s.hands[cur], melds, f, rules, variant.max_jokers > 0):
                 raise _err(f"the mover can no longer finish the turn: hands[{cur}] holds only copies of "
                            + (f"the card taken from the discard pile ({TEXT_OF[f]}), which may not be discarded "
                               "this turn, and they cannot all be laid off (RULES.md §3, §10.3)" if f >= 0 else

@@ -77,9 +77,6 @@ def test_rules_accept_the_largest_deals():
     ("two_decks", dict(num_players=4), "presets that allow 4 players: turnover, deadwood, stalemate, rum500, jokers"),
     ("two_decks", dict(num_players=8), "presets that allow 8 players: none"),
     ("jokers", dict(num_players=7), "presets that allow 7 players: two_decks"),
-    ("rum500", dict(jokers=2), "is not implemented in this release"),
-    ("rum500", dict(decks=2), "is not implemented in this release"),
-    ("rum500", dict(aces="around"), "is not implemented in this release"),
 ])
 def test_presets_refuse_bad_counts_and_clashes(name, over, needle):
     with pytest.raises(ValueError) as e:

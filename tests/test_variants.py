@@ -576,8 +576,8 @@ def test_two_decks_at_4_players_names_the_presets_that_allow_4():
     listed = msg.split("presets that allow 4 players:")[1]
     assert {w.strip(" ,") for w in listed.split()} == {"turnover", "deadwood", "stalemate", "rum500", "jokers"}
     # 7 players: the two_decks preset, and the presets for up to 6 with decks=2 (§10.3:
-    # two decks for five to seven players; rum500 does not take the deck variants)
-    with pytest.raises(ValueError, match=r"allow 7 players: two_decks \(turnover, deadwood, jokers with decks=2\)$"):
+    # two decks for five to seven players)
+    with pytest.raises(ValueError, match=r"allow 7 players: two_decks \(turnover, deadwood, rum500, jokers with decks=2\)$"):
         Rules.preset("jokers", num_players=7)
     r = Rules.preset("turnover", decks=2, num_players=7)
     assert r.cards_dealt == 10 and r.target == 200
@@ -585,22 +585,22 @@ def test_two_decks_at_4_players_names_the_presets_that_allow_4():
     assert Rules.from_json(r.to_json()) == r
 
 
-@pytest.mark.parametrize("opts,names", [
-    (dict(preset="rum500", jokers=2), ("jokers",)),
-    (dict(preset="rum500", aces="around"), ("aces",)),
-    (dict(preset="rum500", decks=2), ("decks",)),
-    (dict(scoring="melds", rummy_multiplier=1, decks=2), ("scoring", "decks")),
-    (dict(draw="dig", max_recycles=0, jokers=2), ("draw", "jokers")),
+@pytest.mark.parametrize("opts,kind", [
+    (dict(preset="rum500", jokers=2), "rum500+jokers"),
+    (dict(preset="rum500", aces="around"), "rum500+around"),
+    (dict(preset="rum500", decks=2, num_players=7), "rum500+two_decks"),
+    (dict(scoring="melds", rummy_multiplier=1, decks=2), "rum500+two_decks"),
+    (dict(draw="dig", max_recycles=0, jokers=2), "rum500+jokers"),
 ])
-def test_500_rum_with_a_deck_variant_raises_naming_the_options(opts, names):
+def test_500_rum_takes_the_deck_variants(opts, kind):
+    # RULES.md §10: every combination that makes sense; 500 Rum with two decks digs the
+    # topmost copy (§10.3); the kind names both (actions.table_kind)
     opts = dict(opts)
     p = opts.pop("preset", None)
-    with pytest.raises(ValueError) as e:
-        Rules.preset(p, **opts) if p else Rules(**opts)
-    msg = str(e.value)
-    for name in names:
-        assert name in msg
-    assert "dig" in msg or "melds" in msg
+    r = Rules.preset(p, **opts) if p else Rules(**opts)
+    assert actions.table_kind(r) == kind
+    if p == "rum500" and r.num_players == 7:
+        assert r.cards_dealt == 7  # the preset's own deal (§10.3: "unless a preset fixes its own deal")
 
 
 # ---------------------------------------------------------------- §3 legality with copies
@@ -739,3 +739,63 @@ def test_baselines_never_discard_a_joker_they_can_use(name):
     # a joker upcard is always taken
     s = variant_position(JOKERS, [["2C", "9S", "KD"], ["5C"]], discard=["QC", "JK"], phase="draw")
     assert _act(agent, s) == actions.DRAW_DISCARD
+
+
+# ---------------------------------------------------------------- 500 Rum with the deck variants (§10.3-10.4)
+
+RUM_TWO = Rules.preset("rum500", decks=2, hand_size=5)
+RUM_JK = Rules.preset("rum500", jokers=2, hand_size=5)
+
+
+def test_a_dig_at_two_decks_takes_the_topmost_copy():
+    # pile bottom first: 5H 9C 5H KD QS. 'draw discard 5H' names the card: its topmost copy
+    # (the third card) and every card above it, 3 cards: 5H KD QS; the deeper 5H and the
+    # 9C stay. The 5H is bound; 6H 7H in hand meld it (5H 6H 7H).
+    s = variant_position(RUM_TWO, [["6H", "7H", "2C", "3S", "9D"], ["TC", "JD", "4S", "8S", "KC"]],
+                         discard=["5H", "9C", "5H", "KD", "QS"], phase="draw")
+    a = aid(s, "draw discard 5H")
+    assert a == 579 + card("5H") and a in engine.legal_actions(s)
+    engine.apply(s, a)
+    assert s.discard == [card("5H"), card("9C")] and s.bound == card("5H")
+    assert count_of(s.hands[0], card("5H")) == 1 and count_of(s.hands[0], card("KD")) == 1
+    legal = [actions.action_text(x, s.num_actions) for x in engine.legal_actions(s)]
+    assert not any(t.startswith("discard") for t in legal)  # no discard while the 5H is in hand
+    assert "meld 5H 6H 7H" in legal
+    engine.apply(s, aid(s, "meld 5H 6H 7H"))
+    assert s.bound == -1 and s.meld_points[0] == 5 + 6 + 7
+
+
+def test_a_dug_joker_must_be_played_and_scores_15():
+    # pile bottom first: 2C JK 8C 2D. 'draw discard JK' takes JK 8C 2D; the joker is bound;
+    # 4H 5H in hand meld it as 4H 5H JK=6H (at most half jokers: 1 of 3), worth 4 + 5 + 15.
+    s = variant_position(RUM_JK, [["4H", "5H", "9S", "KD", "3C"], ["TC", "JD", "4S", "8S", "KC"]],
+                         discard=["2C", "JK", "8C", "2D"], phase="draw")
+    engine.apply(s, aid(s, "draw discard JK"))
+    assert s.bound == JOKER and s.discard == [card("2C")]
+    legal = [actions.action_text(x, s.num_actions) for x in engine.legal_actions(s)]
+    assert "discard JK" not in legal and not any(t.startswith("discard") for t in legal)
+    engine.apply(s, aid(s, "meld 4H 5H JK=6H"))
+    assert s.bound == -1 and s.meld_points[0] == 24
+
+
+def test_a_dig_is_refused_when_the_deepest_card_cannot_be_played():
+    # the 9C under the upcard: no 9 pair, no 7C-8C / 8C-TC / TC-JC in hand, no joker, no
+    # club run on the table: not legal; the upcard alone is
+    s = variant_position(RUM_TWO, [["6H", "7H", "2C", "3S", "9D"], ["TC", "JD", "4S", "8S", "KC"]],
+                         discard=["9C", "QS"], phase="draw")
+    legal = engine.legal_actions(s)
+    assert 579 + card("9C") not in legal and actions.DRAW_DISCARD in legal
+    with pytest.raises(engine.IllegalActionError, match="could not be melded or laid off"):
+        engine.apply(s, 579 + card("9C"))
+
+
+def test_state_round_trip_mid_dig_at_two_decks():
+    from rummy_env import state_json
+
+    s = variant_position(RUM_TWO, [["6H", "7H", "2C", "3S", "9D"], ["TC", "JD", "4S", "8S", "KC"]],
+                         discard=["5H", "9C", "5H", "KD", "QS"], phase="draw")
+    engine.apply(s, aid(s, "draw discard 5H"))
+    d = state_json.to_json(s)
+    assert d["bound"] == "5H" and d["meld_points"] == [0, 0]
+    back = state_json.from_json(d)
+    assert state_json.to_json(back) == d and engine.legal_actions(back) == engine.legal_actions(s)
