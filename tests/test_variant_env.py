@@ -457,3 +457,60 @@ def test_what_others_know_does_not_depend_on_hidden_copies(rules, taken, second,
         seen.append([env.observe(a)["observation"] for a in env.possible_agents[1:]])
     for a, b in zip(*seen):
         assert np.array_equal(a, b)
+
+
+# ---------------------------------------------------------------- digs at 500 Rum with the variants, by brute force
+
+def _plays_bound(st, c, depth):
+    """Whether some sequence of at most ``depth`` melds and lay-offs, each legal when the
+    dig rule is ignored, plays ``c`` (the natural card, or a joker when ``c`` is JOKER)
+    with the turn still able to end: an independent reading of RULES.md §10.4."""
+    if depth == 0:
+        return False
+    saved, st.bound, st._legal = st.bound, -1, None
+    moves = [a for a in engine.legal_actions(st) if not 2 <= a < 54 and a != st.variant.joker_discard]
+    st.bound, st._legal = saved, None
+    for a in moves:
+        s2 = st.copy()
+        s2.bound, s2._legal = -1, None
+        _, _, _, nat, nj = engine._variant_move(s2, a)
+        engine.apply(s2, a)
+        if nj if c == JOKER else nat >> c & 1:
+            if s2.hand_over or engine.legal_actions(s2):
+                return True
+        elif not s2.hand_over and _plays_bound(s2, c, depth - 1):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("over", [dict(jokers=2, hand_size=7), dict(decks=2, hand_size=7, num_players=3)])
+def test_digs_at_500_rum_with_variants_match_a_brute_force(over):
+    # every dig the draw phase could name (the topmost copy of each card under the upcard)
+    # is legal exactly when a short search finds a way to play the dug card this turn
+    from rummy_env.cards import count_add
+
+    rules = Rules.preset("rum500", **over)
+    checked = 0
+    for seed in range(12):
+        st = engine.new_game(rules, seed)
+        rng = random.Random(seed)
+        while not st.hand_over:
+            legal = engine.legal_actions(st)
+            if st.phase == engine.DRAW and len(st.discard) > 1:
+                lay, disc = st.variant, st.discard
+                seen = {disc[-1]}
+                for i in range(len(disc) - 2, -1, -1):
+                    c = disc[i]
+                    if c in seen:
+                        continue
+                    seen.add(c)
+                    s2 = st.copy()
+                    for x in disc[i:]:
+                        s2.hands[s2.current] = count_add(s2.hands[s2.current], x)
+                    del s2.discard[i:]
+                    s2.phase, s2.bound, s2._legal = engine.PLAY, c, None
+                    dig = lay.joker_dig if c == JOKER else lay.dig_base + c
+                    assert (dig in legal) == _plays_bound(s2, c, 3), (seed, c)
+                    checked += 1
+            engine.apply(st, rng.choice(legal))
+    assert checked > 200
