@@ -29,7 +29,9 @@ The deck variants (RULES.md §10.1-10.3) are kinds named by their features joine
 | joker_meld | ``jokers`` | ``meld`` of a catalogue meld with 1 .. 2 jokers (4 with two decks), at most half its cards |
 
 Two decks alone add no action (a card is named, not its copy), so ``"two_decks"`` has
-``Discrete(579)`` and the standard ids; its observation shows counts. The layout of a
+``Discrete(579)`` and the standard ids; its observation shows counts. A 500 Rum table with
+deck variants (``"rum500+jokers"``, ...) has the 500 Rum layout (the 579 ids, the 52
+digs), then ``draw discard JK`` with jokers, then the ranges above. The layout of a
 kind is ``ActionLayout.of(kind)`` (built on first use, then cached).
 The actions tables of docs/env.md are generated from ``action_ranges(kind)`` (``python -m rummy_env.docs``).
 """
@@ -247,6 +249,9 @@ class ActionLayout:
         joker_discard: id of ``discard JK`` (-1 without jokers); joker_layoff: first id
             of ``layoff JK=<card> <end>`` (``+ 3 * card + end``), -1 without jokers.
         max_jokers: most jokers one meld may hold (2 per deck, RULES.md §10.2), 0 without.
+        dig_base: at a 500 Rum kind (``"rum500+<variants>"``, RULES.md §10.4) the id of
+            ``draw discard AC`` (579; ``+ card`` for the others), else -1; joker_dig: the id
+            of ``draw discard JK`` (a 500 Rum kind with jokers), else -1.
     """
 
     def __init__(self, kind: str) -> None:
