@@ -1050,15 +1050,7 @@ def _illegal_reason(state: GameState, action: Any) -> str:
     if a == DRAW_DISCARD:
         return f"{text!r} is illegal: the discard pile is empty"
     if a >= DIG_BASE:
-        c = a - DIG_BASE
-        if state.rules.draw != "dig":
-            return f"{text!r} is illegal: this table draws only the top discard (draw='top')"
-        if c not in state.discard:
-            return f"{text!r} is illegal: {CARD_TEXT[c]} is not in the discard pile"
-        if c == state.discard[-1]:
-            return f"{text!r} is illegal: {CARD_TEXT[c]} is the upcard; take it alone with 'draw discard'"
-        return (f"{text!r} is illegal: {CARD_TEXT[c]}, the deepest card taken, could not be melded or laid off "
-                "this turn (RULES.md §10.4)")
+        return _illegal_dig(state, text, a - DIG_BASE)
     bound_note = ""
     if state.bound >= 0:
         bound_note = (f"{CARD_TEXT[state.bound]}, the deepest card dug from the discard pile this turn, must be "
@@ -1096,6 +1088,18 @@ def _illegal_reason(state: GameState, action: Any) -> str:
             + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
 
 
+def _illegal_dig(state: GameState, text: str, c: int) -> str:
+    """Why the dig ``text`` of card ``c`` (0..52) is not legal (RULES.md §10.4)."""
+    if state.rules.draw != "dig":
+        return f"{text!r} is illegal: this table draws only the top discard (draw='top')"
+    if c not in state.discard:
+        return f"{text!r} is illegal: {TEXT_OF[c]} is not in the discard pile"
+    if c == state.discard[-1]:
+        return f"{text!r} is illegal: {TEXT_OF[c]} is the upcard; take it alone with 'draw discard'"
+    return (f"{text!r} is illegal: {TEXT_OF[c]}, the deepest card taken, could not be melded or laid off "
+            "this turn (RULES.md §10.4)")
+
+
 def _illegal_variant(state: GameState, a: int) -> str:
     """Why play-phase or draw action ``a`` is not legal at a deck-variant table (§10.1-10.3)."""
     lay = state.variant
@@ -1113,16 +1117,8 @@ def _illegal_variant(state: GameState, a: int) -> str:
     if a == DRAW_DISCARD:
         return f"{text!r} is illegal: the discard pile is empty"
     if is_dig:
-        c = JOKER if a == lay.joker_dig else a - lay.dig_base
-        if state.rules.draw != "dig":
-            return f"{text!r} is illegal: this table draws only the top discard (draw='top')"
-        if c not in state.discard:
-            return f"{text!r} is illegal: {TEXT_OF[c]} is not in the discard pile"
-        if c == state.discard[-1]:
-            return f"{text!r} is illegal: {TEXT_OF[c]} is the upcard; take it alone with 'draw discard'"
-        return (f"{text!r} is illegal: {TEXT_OF[c]}, the deepest card taken, could not be melded or laid off "
-                "this turn (RULES.md §10.4)")
-    if state.bound >= 0 and DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard and state.bound >= 0:
+        return _illegal_dig(state, text, JOKER if a == lay.joker_dig else a - lay.dig_base)
+    if state.bound >= 0 and (DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard):
         return (f"{text!r} is illegal: {TEXT_OF[state.bound]}, dug from the discard pile this turn, must be "
                 "melded or laid off before the turn ends (RULES.md §10.4)")
     finish = (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
