@@ -652,14 +652,13 @@ def _legal_variant_digs(state: GameState) -> list[int]:
     hand = state.hands[state.current]
     seen = {disc[-1]}
     out = []
+    h = count_add(hand, disc[-1])  # the hand with every card taken so far, deeper each step
     for i in range(len(disc) - 2, -1, -1):
         c = disc[i]
+        h = count_add(h, c)
         if c in seen:
             continue  # a deeper copy: naming the card takes the topmost one
         seen.add(c)
-        h = hand
-        for x in disc[i:]:
-            h = count_add(h, x)
         if _variant_bound_playable(h, state.melds, c, state.rules, lay):
             out.append(lay.joker_dig if c == JOKER else lay.dig_base + c)
     return out
