@@ -10,6 +10,8 @@
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
+| ``pretrained:PRESET`` | the policy shipped for that table (only ``classic`` is shipped so far) |
+| ``MODULE:ATTR`` | an outside agent: ``ATTR`` of the importable ``MODULE``, an object with ``act`` or a factory ``f(seed)`` returning one (``load_agent_spec``) |
 | ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B`` (base ``holding``, the default, or ``heuristic``) |
 
 Every agent has ``act(observation, action_mask) -> int`` and ``seed(seed)``.
@@ -24,7 +26,11 @@ from rummy_env.observation import PlayerView, RandomAgent
 from .scripted import GreedyAgent, HeuristicAgent
 
 BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
-AGENT_NAMES = (*BASELINES, "pretrained", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS")
+AGENT_NAMES = (*BASELINES, "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
+               "MODULE:ATTR")
+PRETRAINED = {"classic": "policy.zip"}
+"""Shipped policies by the preset they were trained on (files in ``agents/pretrained/``)."""
+_PREFIXES = ("ppo", "onnx", "search", "pretrained")  # NAME:... forms that are not MODULE:ATTR
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
 
 _SCRIPTED = dict(zip(BASELINES, (RandomAgent, GreedyAgent, HeuristicAgent)))
@@ -39,7 +45,8 @@ def make_agent(name: str, seed: int | None = None) -> Any:
 
     Args:
         name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"search"``,
-            ``"search:OPTIONS"``, ``"pretrained"``, ``"ppo:PATH"`` or ``"onnx:DIR"``.
+            ``"search:OPTIONS"``, ``"pretrained"``, ``"pretrained:PRESET"``, ``"ppo:PATH"``,
+            ``"onnx:DIR"`` or ``"MODULE:ATTR"`` (an outside agent, ``load_agent_spec``).
             ``OPTIONS`` of the search: ``N`` (determinizations per candidate,
             >= 1, default 32) or ``samples=N,margin=M,depth=D,halving=H,
             policy=P,infer=I,base=B`` in any subset (``margin`` >= 0, default 2:
@@ -57,8 +64,9 @@ def make_agent(name: str, seed: int | None = None) -> Any:
 
     Raises:
         ValueError: an unknown name (the message lists the allowed ones), a bad
-            search option (the message names it and its allowed values), or a
-            missing or corrupt policy file (the message names it).
+            search option (the message names it and its allowed values), a
+            missing or corrupt policy file (the message names it), a preset with no
+            shipped policy, or a ``MODULE:ATTR`` that does not load (``load_agent_spec``).
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"agent name must be a non-empty string, got {name!r}; {_allowed()}")
@@ -70,6 +78,8 @@ def make_agent(name: str, seed: int | None = None) -> Any:
         from .search import make_search_agent
 
         return make_search_agent(key[7:], seed)
+    if low.startswith("pretrained:"):
+        return _load_pretrained(key[11:].strip(), seed, name)
     if low == "pretrained":
         if not os.path.isfile(PRETRAINED_PATH):
             raise ValueError(f"agent 'pretrained': the shipped policy {PRETRAINED_PATH} is missing; "
@@ -99,7 +109,89 @@ def make_agent(name: str, seed: int | None = None) -> Any:
             raise
         except Exception as e:  # noqa: BLE001 - a corrupt export: report it as ValueError
             raise ValueError(f"agent {name!r}: cannot load the exported policy in {path!r}: {e}") from None
+    if ":" in key and key.split(":", 1)[0].strip().lower() not in _PREFIXES:
+        return load_agent_spec(key, seed)
     raise ValueError(f"unknown agent {name!r}; {_allowed()}")
+
+
+def _load_pretrained(preset: str, seed: int | None, name: str) -> Any:
+    """``pretrained:PRESET``: the shipped policy of that table (``PRETRAINED``)."""
+    from rummy_env.rules import PRESETS
+
+    if preset.lower() not in PRESETS:
+        raise ValueError(f"agent {name!r}: unknown preset {preset!r}; presets: {', '.join(PRESETS)}; "
+                         f"shipped policies: {', '.join(PRETRAINED)}")
+    file = PRETRAINED.get(preset.lower())
+    if file is None:
+        raise ValueError(f"agent {name!r}: no policy is shipped for the {preset.lower()} table yet "
+                         f"(shipped: {', '.join(PRETRAINED)}); train one with `rummy train --rules "
+                         f"{preset.lower()}` and use 'ppo:PATH'")
+    return make_agent("pretrained", seed) if file == "policy.zip" else _load_ppo(
+        os.path.join(os.path.dirname(PRETRAINED_PATH), file), seed, name)
+
+
+def load_agent_spec(spec: str, seed: int | None = None) -> Any:
+    """Load an outside agent from a ``MODULE:ATTR`` spec (API.md "Agents").
+
+    ``MODULE`` is imported (it must be importable: installed, or on ``PYTHONPATH``) and
+    ``ATTR`` (dotted names allowed: ``pkg.mod:Class.make``) looked up in it. If the
+    attribute is an object with a callable ``act(observation, action_mask) -> int`` it is
+    the agent (``seed(seed)`` is called on it when it has one and ``seed`` is given);
+    otherwise it must be callable, a class or a factory, and ``ATTR(seed)`` must return
+    such an object.
+
+    Args:
+        spec: ``"MODULE:ATTR"``.
+        seed: passed to the factory, or to the object's ``seed`` method.
+
+    Returns:
+        the agent object.
+
+    Raises:
+        ValueError: a malformed spec, a module that cannot be imported (the message
+            names it and the import error), a missing attribute (names the attributes
+            found), an attribute that is neither an agent nor a factory, or a factory
+            that raises or returns no agent.
+    """
+    import importlib
+
+    mod_name, sep, attr = spec.partition(":")
+    mod_name, attr = mod_name.strip(), attr.strip()
+    ident = r"[A-Za-z_][A-Za-z0-9_]*"
+    import re
+
+    if not sep or not re.fullmatch(rf"{ident}(\.{ident})*", mod_name) or not re.fullmatch(rf"{ident}(\.{ident})*", attr):
+        raise ValueError(f"agent {spec!r}: an outside agent is written MODULE:ATTR, a dotted module name and "
+                         f"an attribute (e.g. 'my_agents:MyAgent'); {_allowed()}")
+    try:
+        mod = importlib.import_module(mod_name)
+    except Exception as e:  # noqa: BLE001 - ImportError or an error raised while importing it
+        raise ValueError(f"agent {spec!r}: cannot import module {mod_name!r} ({type(e).__name__}: {e}); "
+                         f"is it installed or on PYTHONPATH?") from None
+    obj: Any = mod
+    for i, part in enumerate(attr.split(".")):
+        if not hasattr(obj, part):
+            where = mod_name if i == 0 else f"{mod_name}:{'.'.join(attr.split('.')[:i])}"
+            public = sorted(n for n in dir(obj) if not n.startswith("_"))[:20]
+            raise ValueError(f"agent {spec!r}: {where} has no attribute {part!r}"
+                             f"{' (it has: ' + ', '.join(public) + ')' if public else ''}")
+        obj = getattr(obj, part)
+    if not isinstance(obj, type) and callable(getattr(obj, "act", None)):
+        agent = obj
+        if seed is not None and callable(getattr(agent, "seed", None)):
+            agent.seed(seed)
+        return agent
+    if not callable(obj):
+        raise ValueError(f"agent {spec!r}: {attr} is a {type(obj).__name__}, neither an agent (an object with "
+                         f"act(observation, action_mask)) nor a factory f(seed) returning one")
+    try:
+        agent = obj(seed)
+    except Exception as e:  # noqa: BLE001 - the user's factory failed
+        raise ValueError(f"agent {spec!r}: calling {attr}({seed!r}) raised {type(e).__name__}: {e}") from None
+    if not callable(getattr(agent, "act", None)):
+        raise ValueError(f"agent {spec!r}: {attr}({seed!r}) returned a {type(agent).__name__}, which has no "
+                         f"act(observation, action_mask) method")
+    return agent
 
 
 def table_misfit(agent: Any, rules: Any) -> str | None:
@@ -142,4 +234,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "table_misfit", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "load_agent_spec", "table_misfit", "PRETRAINED", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]

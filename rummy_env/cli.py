@@ -1,4 +1,4 @@
-"""The ``rummy`` command: ``train``, ``eval``, ``export``, ``serve``, ``play``, ``web``, ``bench``.
+"""The ``rummy`` command: ``train``, ``eval``, ``export``, ``serve``, ``play``, ``web``, ``bench``, ``benchmark``.
 
 Each sub-command lives in its own module, which exposes ``add_arguments(parser)``
 and ``main(args) -> int``; modules are imported only when their command runs, so
@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "play": ("rummy_env.agents.play", "play against an agent in the terminal"),
     "web": ("rummy_env.agents.web", "play against an agent in the browser: a practice table on 127.0.0.1"),
     "bench": ("rummy_env.train.bench", "speed benchmarks of the env and of training"),
+    "benchmark": ("rummy_env.benchmark.cli", "the RL benchmark: versioned tasks, one protocol, rows, a leaderboard"),
 }
 
 
