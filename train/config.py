@@ -142,6 +142,10 @@ class TrainConfig:
     picks a stored snapshot (the latest with probability latest_prob, else uniform)."""
     latest_prob: float = 0.5
     """Within "snapshot": probability of the most recent snapshot."""
+    fixed_opponent: str = ""
+    """A ``make_agent`` spec (e.g. ``pretrained``, ``ppo:PATH``, ``MODULE:ATTR``) seated as the
+    opponent kind "fixed" (give it a weight in opponent_weights); "" (the default): none.
+    ``rummy benchmark best-response`` trains against one frozen agent this way."""
 
     # --- evaluation and checkpoints
     eval_every: int = 250_000
@@ -199,7 +203,15 @@ class TrainConfig:
 
         if self.reward not in REWARDS:
             raise ValueError(f"reward must be {' or '.join(REWARDS)}, got {self.reward!r}")
-        kinds = ("snapshot", *BASELINES)
+        kinds = ("snapshot", *BASELINES, "fixed")
+        if not isinstance(self.fixed_opponent, str):
+            raise ValueError(f"fixed_opponent must be a make_agent name (a string), got {self.fixed_opponent!r}")
+        if self.opponent_weights.get("fixed", 0) and not self.fixed_opponent.strip():
+            raise ValueError("opponent_weights gives the kind 'fixed' a weight, but fixed_opponent names no agent")
+        if self.fixed_opponent.strip():
+            from rummy_env.agents import make_agent
+
+            make_agent(self.fixed_opponent)  # a bad spec fails here, with make_agent's message
         for k, w in self.opponent_weights.items():
             if k not in kinds:
                 raise ValueError(f"opponent_weights: unknown kind {k!r}; kinds: {', '.join(kinds)}")

@@ -129,6 +129,9 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
     for b in m.BASELINES:
         specs[b] = RLModuleSpec(module_class=m.ScriptedRLModule, model_config={"agent": b})
     weights = {k: float(v) for k, v in cfg.opponent_weights.items()}
+    if weights.get("fixed", 0) > 0:
+        raise ValueError("the rllib backend has no 'fixed' opponent kind (fixed_opponent); train against a "
+                         "fixed agent with the sb3 backend")
     mapping = partial(m.agent_to_module, num_players=rules.num_players, weights=weights,
                       latest_prob=cfg.latest_prob)
     batch = cfg.n_steps * cfg.n_envs

@@ -34,14 +34,36 @@ from rummy_env.rules import Rules
 from .vec_env import BatchedVecEnv
 
 
-def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, seed: int):
-    """An ``OpponentPool`` with the scripted baselines (seeded) it needs."""
+class SharedAgent:
+    """An agent every game of a batch shares (``copy.deepcopy`` returns it): a frozen
+    policy that acts greedily keeps no per-game state, and some (an onnxruntime
+    session) cannot be copied."""
+
+    def __init__(self, agent: Any, name: str) -> None:
+        self.agent = agent
+        self.name = name
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.agent.act(observation, action_mask)
+
+    def seed(self, seed: int | None) -> None:  # noqa: ARG002 - shared: never reseeded per game
+        return None
+
+    def __deepcopy__(self, memo: dict) -> "SharedAgent":
+        return self
+
+
+def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, fixed: str = "", *, seed: int):
+    """An ``OpponentPool`` with the scripted baselines (seeded) it needs, and the agent
+    ``fixed`` (a ``make_agent`` spec, ``TrainConfig.fixed_opponent``) as the kind "fixed"."""
     from rummy_env.agents import BASELINES, make_agent
 
     from .pool import OpponentPool
 
     baselines = {k: make_agent(k, seed=seed + i) for i, k in enumerate(BASELINES)
                  if weights.get(k, 0) > 0}
+    if weights.get("fixed", 0) > 0:
+        baselines["fixed"] = SharedAgent(make_agent(fixed, seed=seed + len(BASELINES)), fixed)
     return OpponentPool(weights, max_snapshots, latest_prob, baselines)
 
 
@@ -142,7 +164,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
-                 reward: str = "points") -> None:
+                 reward: str = "points", fixed: str = "") -> None:
         n = rules.num_players
         n_act = num_actions(rules)
         dim = obs_size(n, table_kind(rules))
@@ -158,7 +180,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_worker, daemon=True,
                             args=(child, rules.to_json(), self.per, seeds[w], reward_scale,
-                                  (weights, max_snapshots, latest_prob), reward,
+                                  (weights, max_snapshots, latest_prob, fixed), reward,
                                   (self.shared.raw, self.shared.args, w * self.per)))
             p.start()
             child.close()

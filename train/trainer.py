@@ -305,14 +305,16 @@ class Trainer:
             from .subproc import make_pool
             from .vec_env import SelfPlayVecEnv
 
-            self.pool = make_pool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, seed=cfg.seed)
+            self.pool = make_pool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.fixed_opponent,
+                                  seed=cfg.seed)
             return SelfPlayVecEnv(self.rules, self.pool, cfg.n_envs, seed=cfg.seed, reward_scale=cfg.reward_scale,
                                   reward=cfg.reward)
         from .subproc import MultiProcSelfPlayVecEnv
 
         self.pool = OpponentPool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, {})
         return MultiProcSelfPlayVecEnv(self.rules, cfg.n_envs, cfg.workers, cfg.seed, cfg.reward_scale,
-                                       cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.reward)
+                                       cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.reward,
+                                       cfg.fixed_opponent)
 
     def _add_snapshot_net(self, net: ActorNet, step: int) -> None:
         self.pool.add_net(net, step)

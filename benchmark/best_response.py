@@ -1,0 +1,70 @@
+"""``rummy benchmark best-response``: an exploitability proxy for a frozen agent.
+
+The procedure (fixed, so figures of different agents compare): the project's
+MaskablePPO trainer, warm-started by the same short clone of ``heuristic`` as the
+``ppo-warmstart`` reference algorithm (200k decisions and one DAgger round of 100k),
+then ``budget`` learner steps with the frozen agent in every other seat
+(``TrainConfig.fixed_opponent``, opponent kind "fixed" only); the final policy then
+plays the task's match seeds against the frozen agent, every seat rotation. Its match
+win rate (95% Wilson interval) is the figure: lower is less exploitable. It is a
+proxy: a stronger best response (more steps, search) may find more.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from .protocol import RESULT_KEYS, engine_info, hardware_info
+from .report import BR_FORMAT
+from .tasks import Task
+
+PROCEDURE = ("MaskablePPO (rummy train's trainer) warm-started by cloning heuristic (200k decisions + one "
+             "DAgger round of 100k), then BUDGET learner steps against the frozen agent alone")
+
+
+def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, match_seeds: int | None = None,
+                  workers: int = 2, command: str = "", verbose: int = 1) -> dict[str, Any]:
+    """Train the best response and evaluate it; writes and returns ``out/best_response.json``.
+
+    Args:
+        agent: the frozen agent, a ``make_agent`` spec.
+        budget: learner steps of PPO against it (the warm start's decisions come on top).
+        match_seeds: the first N of the task's match seeds (default all; fewer: not the protocol's).
+
+    Raises:
+        ValueError: a bad agent, or an agent that cannot play the task's table.
+    """
+    from rummy_env.eval.tournament import evaluate
+    from rummy_env.train.trainer import Trainer
+
+    from .algos import _ppo_config
+    from .protocol import _check_fits
+
+    _check_fits(task, agent)
+    n = task.match_seeds if match_seeds is None else match_seeds
+    run_dir = out / "run"
+    cfg = _ppo_config(task, budget, seed, run_dir, warm=True, opponent_weights={"fixed": 1.0},
+                      fixed_opponent=agent, eval_every=0, eval_deals=1, final_eval_deals=1)
+    t0 = time.perf_counter()
+    tr = Trainer(cfg, verbose=verbose)
+    tr.learn()
+    train_s = time.perf_counter() - t0
+    br = f"ppo:{run_dir / 'final_model.zip'}"
+    t1 = time.perf_counter()
+    r = evaluate(br, agent, rules=task.make_rules(), deals=n, seed=task.protocol_seed, workers=workers,
+                 players=task.players, matches=True)
+    res = {
+        "format": BR_FORMAT, "task": task.id, "fingerprint": task.fingerprint(), "agent": agent,
+        "agent_name": agent, "budget": budget, "seed": seed, "procedure": PROCEDURE.replace("BUDGET", f"{budget:,}"),
+        "timesteps": int(tr.model.num_timesteps), "best_response": br, "match_seeds": n,
+        "protocol_complete": n == task.match_seeds,
+        "result": {k: r[k] for k in RESULT_KEYS}, "train_wall_s": round(train_s, 1),
+        "eval_wall_s": round(time.perf_counter() - t1, 1), "engine": engine_info(), "hardware": hardware_info(workers),
+        "command": command, "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "best_response.json").write_text(json.dumps(res, indent=1) + "\n")
+    return res
