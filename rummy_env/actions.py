@@ -68,11 +68,19 @@ def table_kind(rules) -> str:
     pile or scores melds (RULES.md §10.4); else the deck variants it plays joined by ``+``
     (``"around"`` for ``aces="around"``, ``"jokers"`` for ``jokers=2``, ``"two_decks"`` for
     ``decks=2``: RULES.md §10.1-10.3), or ``"standard"`` (every table of release 0.1)."""
-    rum = rules.draw == "dig" or rules.scoring == "melds"
+    rum = is_rum500_table(rules)
     parts = [f for f, on in zip(VARIANT_FEATURES, (rules.aces == "around", rules.jokers > 0, rules.decks == 2)) if on]
     if rum:
         return "+".join(["rum500"] + parts)
     return "+".join(parts) if parts else "standard"
+
+
+def is_rum500_table(rules) -> bool:
+    """Whether ``rules`` (a ``Rules``) make a 500 Rum table (RULES.md §10.4): it digs the
+    discard pile or scores melds. Such a table, with deck variants or without
+    (``is_rum500(table_kind(rules))``), keeps each seat's meld points and has the 500 Rum
+    STATE fields and observation pieces."""
+    return rules.draw == "dig" or rules.scoring == "melds"
 
 
 def kind_features(kind: str) -> frozenset:

@@ -34,7 +34,7 @@ from .actions import (
     num_actions,
     parse_action,
 )
-from .actions import ActionLayout, table_kind
+from .actions import ActionLayout, is_rum500_table, table_kind
 from .cards import (CARD_TEXT, FULL_DECK, JOKER, JOKER_POINTS, LAYER_MASK, NUM_CARDS, TEXT_OF, cards_of, count_add, count_of,
                     count_points, count_remove, count_remove_set, mask_points)
 from .meld_analysis import layoff_closure
@@ -110,7 +110,9 @@ class GameState:
         discards_by: per seat, cards it discarded this hand.
         hand_over / result / match_over / match_winners: the end of a hand / match.
         meld_points: per seat, the points of the cards it melded or laid off this hand
-            (RULES.md §10.4; kept at 500 Rum tables, ``actions.table_kind``; zeros elsewhere).
+            (RULES.md §10.4; kept at every 500 Rum table, ``actions.is_rum500_table``: the
+            dig tables and the meld-scoring ones, with deck variants or without, on either
+            engine path; zeros elsewhere).
         bound: the card a dig of this turn binds (the deepest card taken when more
             than the top card was taken: it must be melded or laid off this turn,
             RULES.md §10.4), or -1.
@@ -822,7 +824,7 @@ def _apply_variant(state: GameState, action: int) -> None:
         return
     state.melds = trial
     state.melded_this_turn = True
-    if state.rules.scoring == "melds":  # §10.4: the melder scores the cards, a joker 15
+    if is_rum500_table(state.rules):  # §10.4: the melder scores the cards, a joker 15 (as on the standard path)
         state.meld_points[p] += mask_points(nat, state.rules.ace_points) + JOKER_POINTS * nj
     if state.bound >= 0 and (nj if state.bound == JOKER else nat >> state.bound & 1):
         state.bound = -1
@@ -991,7 +993,7 @@ def apply(state: GameState, action: int) -> None:
         _do_layoff(state.melds, card, end)
     state.hands[p] &= ~mask
     state.known[p] &= ~mask
-    if state.num_actions > NUM_ACTIONS:  # a 500 Rum table (§10.4): the melder scores, a dug card is played
+    if is_rum500_table(state.rules):  # a 500 Rum table (§10.4): the melder scores, a dug card is played
         state.meld_points[p] += mask_points(mask, state.rules.ace_points)
         if state.bound >= 0 and mask >> state.bound & 1:
             state.bound = -1
