@@ -16,6 +16,7 @@ reading positions (API.md's STATE JSON) is ``state_json.py``.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from typing import Any
@@ -177,15 +178,23 @@ class GameState:
 
 # ---------------------------------------------------------------- dealing (§2, §7)
 
-def new_game(rules: Rules, seed: int | None = None) -> GameState:
+def new_game(rules: Rules, seed: int | None = None, *, _general: bool = False) -> GameState:
     """Start a match: hand 1 dealt from ``seed`` (the dealer is the last seat, so seat 0
-    moves first; RULES.md §2). ``seed=None`` draws fresh entropy."""
+    moves first; RULES.md §2). ``seed=None`` draws fresh entropy.
+
+    ``_general`` (private, for tests/test_engine_paths.py only): play a table without deck
+    variants (kind ``"standard"`` or ``"rum500"``) through the deck-variant count-mask path
+    (``_legal_variant`` / ``_apply_variant``) instead of its fast path, with the same ids
+    and the same deal, so a test can check that the two paths agree move for move."""
     s = GameState.__new__(GameState)
     s.rules = rules
     n = rules.num_players
     s.num_actions = num_actions(rules)
     kind = table_kind(rules)
-    s.variant = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
+    if kind in ("standard", "rum500"):
+        s.variant = _general_layout(kind) if _general else None
+    else:
+        s.variant = ActionLayout.of(kind)
     s.rng = random.Random(seed)
     s.scores = [0] * n
     s.dealer = n - 1
@@ -194,6 +203,13 @@ def new_game(rules: Rules, seed: int | None = None) -> GameState:
     s.match_winners = None
     _deal(s)
     return s
+
+
+@functools.lru_cache(maxsize=None)
+def _general_layout(kind: str) -> ActionLayout:
+    """The ``ActionLayout`` of a kind without deck variants (its 579 or 631 ids), which
+    routes it through the deck-variant path (``new_game(..., _general=True)``)."""
+    return ActionLayout(kind, _general=True)
 
 
 def next_hand(state: GameState, seed: int | None = None) -> None:
