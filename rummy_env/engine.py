@@ -925,7 +925,7 @@ def _do_layoff(melds: list[Meld], card: int, end: int, aces: str | None = None, 
 def as_action_id(action: Any, n: int = NUM_ACTIONS) -> int:
     """``action`` as a plain int, if it is an integer (``int``, numpy integer or a 0-d
     integer array; not a bool or a float) below ``n``, the table's action count
-    (``GameState.num_actions``: 579, or 631 at a 500 Rum table).
+    (``GameState.num_actions``, ``actions.num_actions(rules)``).
 
     Raises:
         IllegalActionError (a ``ValueError``): any other type or value outside ``0..n-1``.

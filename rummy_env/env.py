@@ -89,8 +89,8 @@ class raw_env(AECEnv):
     float32), action_mask=Box(0, 1, (N,), int8))`` (the Box's low is -inf at a 500 Rum
     table, whose match totals may be negative); ``action_space(a)`` is
     ``Discrete(N)``, with ``kind = actions.table_kind(rules)`` and ``N =
-    actions.num_actions(kind)``: 579 at every standard table, 631 at a 500 Rum table
-    (``draw="dig"`` or ``scoring="melds"``). Illegal actions raise
+    actions.num_actions(kind)``, the table's action count (579 at every standard table; the
+    500 Rum and deck-variant kinds append their own ids, docs/env.md). Illegal actions raise
     ``IllegalActionError`` (a ``ValueError``) and change nothing.
 
     Raises:
@@ -370,7 +370,7 @@ class raw_env(AECEnv):
         """The text of an action id, e.g. ``'meld 4H 5H 6H'``.
 
         Raises:
-            ValueError: not an id in ``0..N-1`` (``N = self.num_actions``: 579, 631 at a 500 Rum table).
+            ValueError: not an id in ``0..N-1`` (``N = self.num_actions = actions.num_actions(kind)``).
         """
         return action_text(action, self.num_actions)
 
