@@ -59,7 +59,8 @@ def load_spec(policy_dir: str | Path) -> dict[str, Any]:
 def load_session(policy_dir: str | Path, spec: dict[str, Any] | None = None) -> Any:
     """An onnxruntime session (one CPU thread) over ``policy_dir/policy.onnx``, checked
     against the spec: inputs ``observation`` [batch, obs_dim] and ``action_mask``
-    [batch, N] (579, or 631 for a 500 Rum table), outputs ``masked_logits`` and ``action``.
+    [batch, N] (``N = actions.num_actions(kind)``, the action count of the spec's table kind),
+    outputs ``masked_logits`` and ``action``.
 
     Raises:
         ValueError: ``policy.onnx`` is missing, corrupt, or has other inputs/outputs.
@@ -108,7 +109,7 @@ class OnnxAgent:
 
     Attributes:
         spec: the parsed ``spec.json``; ``obs_dim``: the observation length; ``num_actions``:
-            the action count of its table kind (579, or 631 at a 500 Rum table).
+            the action count of its table kind (``actions.num_actions(kind)``).
 
     Raises:
         ValueError: a missing directory, or a missing or corrupt ``policy.onnx`` or
@@ -165,8 +166,8 @@ class OnnxAgent:
         return logits, action
 
     def probabilities(self, observation: Any, action_mask: Any) -> np.ndarray:
-        """The policy's distribution over the N actions (579, or 631 at a 500 Rum table) (float64 ``[N]`` for one
-        observation, ``[B, N]`` for a batch); illegal actions have probability 0."""
+        """The policy's distribution over the N actions of its table kind (``actions.num_actions(kind)``;
+        float64 ``[N]`` for one observation, ``[B, N]`` for a batch); illegal actions have probability 0."""
         logits, _ = self.evaluate(observation, action_mask)
         p = softmax_legal(logits, self._check(observation, action_mask)[1])
         return p[0] if np.asarray(observation).ndim == 1 else p

@@ -140,7 +140,8 @@ class PPOAgent:
 
         Args:
             observation: float32 ``(obs_size(n),)``; must match the policy's input size.
-            action_mask: int8 ``(N,)`` (the policy's action count: 579, or 631 at a 500 Rum table), 1 = legal.
+            action_mask: int8 ``(N,)`` (the policy's action count: ``actions.num_actions(kind)`` of its
+                table kind), 1 = legal.
 
         Raises:
             ValueError: the observation does not fit the policy, or no action is legal.

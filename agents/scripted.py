@@ -59,7 +59,8 @@ class _Scripted(SeededAgent):
 
         Args:
             observation: float32 ``(obs_size(n, kind),)`` as the env returns it.
-            action_mask: int8 ``(N,)`` (579, or 631 at a 500 Rum table), 1 = legal.
+            action_mask: int8 ``(N,)``, ``N = actions.num_actions(kind)`` (the table's action
+                count), 1 = legal.
 
         Raises:
             ValueError: bad shapes, or no action is legal (the seat is not to move).

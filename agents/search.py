@@ -523,7 +523,7 @@ class SearchAgent:
 
         Args:
             observation: float32 ``(obs_size(n, kind),)``; action_mask: int8 ``(N,)`` (579, or 631 at
-                a 500 Rum table), 1 = legal.
+                a 500 Rum table: the two kinds without deck variants, the only ones it plays), 1 = legal.
 
         Raises:
             ValueError: bad shapes, no action is legal (the seat is not to move), or a

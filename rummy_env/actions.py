@@ -68,11 +68,19 @@ def table_kind(rules) -> str:
     pile or scores melds (RULES.md §10.4); else the deck variants it plays joined by ``+``
     (``"around"`` for ``aces="around"``, ``"jokers"`` for ``jokers=2``, ``"two_decks"`` for
     ``decks=2``: RULES.md §10.1-10.3), or ``"standard"`` (every table of release 0.1)."""
-    rum = rules.draw == "dig" or rules.scoring == "melds"
+    rum = is_rum500_table(rules)
     parts = [f for f, on in zip(VARIANT_FEATURES, (rules.aces == "around", rules.jokers > 0, rules.decks == 2)) if on]
     if rum:
         return "+".join(["rum500"] + parts)
     return "+".join(parts) if parts else "standard"
+
+
+def is_rum500_table(rules) -> bool:
+    """Whether ``rules`` (a ``Rules``) make a 500 Rum table (RULES.md §10.4): it digs the
+    discard pile or scores melds. Such a table, with deck variants or without
+    (``is_rum500(table_kind(rules))``), keeps each seat's meld points and has the 500 Rum
+    STATE fields and observation pieces."""
+    return rules.draw == "dig" or rules.scoring == "melds"
 
 
 def kind_features(kind: str) -> frozenset:
@@ -254,9 +262,9 @@ class ActionLayout:
             of ``draw discard JK`` (a 500 Rum kind with jokers), else -1.
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, _general: bool = False) -> None:
         feats = kind_features(kind)
-        if not feats:
+        if not feats and not _general:  # _general: the test of the engine's two paths (engine.new_game)
             raise ValueError(f"{kind!r} has the fixed layout of actions.ACTION_RANGES (no deck variant)")
         self.kind = kind
         around, jokers = "around" in feats, "jokers" in feats

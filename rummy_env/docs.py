@@ -58,7 +58,9 @@ def action_table(kind: str = "standard") -> str:
                     "([below](#deck-variants-jokers-two-decks-round-the-corner-runs)).")
     else:
         rows.append(f"`Discrete({num_actions(kind)})` at every 500 Rum table (`draw = \"dig\"` or "
-                    "`scoring = \"melds\"`); ids 0-578 mean what they mean at a standard table.")
+                    "`scoring = \"melds\"`) without deck variants; ids 0-578 mean what they mean at a standard "
+                    "table. With deck variants a 500 Rum table has its kind's count, `actions.num_actions(kind)` "
+                    "([below](#deck-variants-jokers-two-decks-round-the-corner-runs)).")
     return "\n".join(rows)
 
 

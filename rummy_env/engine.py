@@ -16,6 +16,7 @@ reading positions (API.md's STATE JSON) is ``state_json.py``.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from typing import Any
@@ -34,7 +35,7 @@ from .actions import (
     num_actions,
     parse_action,
 )
-from .actions import ActionLayout, table_kind
+from .actions import ActionLayout, is_rum500_table, table_kind
 from .cards import (CARD_TEXT, FULL_DECK, JOKER, JOKER_POINTS, LAYER_MASK, NUM_CARDS, TEXT_OF, cards_of, count_add, count_of,
                     count_points, count_remove, count_remove_set, mask_points)
 from .meld_analysis import layoff_closure
@@ -110,7 +111,9 @@ class GameState:
         discards_by: per seat, cards it discarded this hand.
         hand_over / result / match_over / match_winners: the end of a hand / match.
         meld_points: per seat, the points of the cards it melded or laid off this hand
-            (RULES.md §10.4; kept at 500 Rum tables, ``actions.table_kind``; zeros elsewhere).
+            (RULES.md §10.4; kept at every 500 Rum table, ``actions.is_rum500_table``: the
+            dig tables and the meld-scoring ones, with deck variants or without, on either
+            engine path; zeros elsewhere).
         bound: the card a dig of this turn binds (the deepest card taken when more
             than the top card was taken: it must be melded or laid off this turn,
             RULES.md §10.4), or -1.
@@ -175,15 +178,23 @@ class GameState:
 
 # ---------------------------------------------------------------- dealing (§2, §7)
 
-def new_game(rules: Rules, seed: int | None = None) -> GameState:
+def new_game(rules: Rules, seed: int | None = None, *, _general: bool = False) -> GameState:
     """Start a match: hand 1 dealt from ``seed`` (the dealer is the last seat, so seat 0
-    moves first; RULES.md §2). ``seed=None`` draws fresh entropy."""
+    moves first; RULES.md §2). ``seed=None`` draws fresh entropy.
+
+    ``_general`` (private, for tests/test_engine_paths.py only): play a table without deck
+    variants (kind ``"standard"`` or ``"rum500"``) through the deck-variant count-mask path
+    (``_legal_variant`` / ``_apply_variant``) instead of its fast path, with the same ids
+    and the same deal, so a test can check that the two paths agree move for move."""
     s = GameState.__new__(GameState)
     s.rules = rules
     n = rules.num_players
     s.num_actions = num_actions(rules)
     kind = table_kind(rules)
-    s.variant = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
+    if kind in ("standard", "rum500"):
+        s.variant = _general_layout(kind) if _general else None
+    else:
+        s.variant = ActionLayout.of(kind)
     s.rng = random.Random(seed)
     s.scores = [0] * n
     s.dealer = n - 1
@@ -192,6 +203,13 @@ def new_game(rules: Rules, seed: int | None = None) -> GameState:
     s.match_winners = None
     _deal(s)
     return s
+
+
+@functools.lru_cache(maxsize=None)
+def _general_layout(kind: str) -> ActionLayout:
+    """The ``ActionLayout`` of a kind without deck variants (its 579 or 631 ids), which
+    routes it through the deck-variant path (``new_game(..., _general=True)``)."""
+    return ActionLayout(kind, _general=True)
 
 
 def next_hand(state: GameState, seed: int | None = None) -> None:
@@ -822,7 +840,7 @@ def _apply_variant(state: GameState, action: int) -> None:
         return
     state.melds = trial
     state.melded_this_turn = True
-    if state.rules.scoring == "melds":  # §10.4: the melder scores the cards, a joker 15
+    if is_rum500_table(state.rules):  # §10.4: the melder scores the cards, a joker 15 (as on the standard path)
         state.meld_points[p] += mask_points(nat, state.rules.ace_points) + JOKER_POINTS * nj
     if state.bound >= 0 and (nj if state.bound == JOKER else nat >> state.bound & 1):
         state.bound = -1
@@ -907,7 +925,7 @@ def _do_layoff(melds: list[Meld], card: int, end: int, aces: str | None = None, 
 def as_action_id(action: Any, n: int = NUM_ACTIONS) -> int:
     """``action`` as a plain int, if it is an integer (``int``, numpy integer or a 0-d
     integer array; not a bool or a float) below ``n``, the table's action count
-    (``GameState.num_actions``: 579, or 631 at a 500 Rum table).
+    (``GameState.num_actions``, ``actions.num_actions(rules)``).
 
     Raises:
         IllegalActionError (a ``ValueError``): any other type or value outside ``0..n-1``.
@@ -991,7 +1009,7 @@ def apply(state: GameState, action: int) -> None:
         _do_layoff(state.melds, card, end)
     state.hands[p] &= ~mask
     state.known[p] &= ~mask
-    if state.num_actions > NUM_ACTIONS:  # a 500 Rum table (§10.4): the melder scores, a dug card is played
+    if is_rum500_table(state.rules):  # a 500 Rum table (§10.4): the melder scores, a dug card is played
         state.meld_points[p] += mask_points(mask, state.rules.ace_points)
         if state.bound >= 0 and mask >> state.bound & 1:
             state.bound = -1

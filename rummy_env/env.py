@@ -46,7 +46,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine, state_json
-from .actions import action_text, num_actions, table_kind
+from .actions import action_text, is_rum500, num_actions, table_kind
 from .cards import TEXT_OF, count_cards, sort_key
 from .engine import GameState, IllegalActionError
 from .observation import Encoder, action_mask, obs_low, obs_size
@@ -89,8 +89,8 @@ class raw_env(AECEnv):
     float32), action_mask=Box(0, 1, (N,), int8))`` (the Box's low is -inf at a 500 Rum
     table, whose match totals may be negative); ``action_space(a)`` is
     ``Discrete(N)``, with ``kind = actions.table_kind(rules)`` and ``N =
-    actions.num_actions(kind)``: 579 at every standard table, 631 at a 500 Rum table
-    (``draw="dig"`` or ``scoring="melds"``). Illegal actions raise
+    actions.num_actions(kind)``, the table's action count (579 at every standard table; the
+    500 Rum and deck-variant kinds append their own ids, docs/env.md). Illegal actions raise
     ``IllegalActionError`` (a ``ValueError``) and change nothing.
 
     Raises:
@@ -242,7 +242,10 @@ class raw_env(AECEnv):
 
     @property
     def _payoff_type(self) -> type:
-        return float if self.kind == "rum500" else int  # INFO_KEYS: floats at every 500 Rum table
+        # INFO_KEYS: floats at every 500 Rum table, with deck variants or without ("rum500+jokers",
+        # ...), where meld scoring's payoffs hold halves; asked of the env's kind, which no reset
+        # changes, so the type stays the same at every step of every episode
+        return float if is_rum500(self.kind) else int
 
     def step(self, action: int | None) -> None:
         """Apply the selected agent's action (an id in ``0..N-1``, ``N = self.num_actions``).
@@ -367,7 +370,7 @@ class raw_env(AECEnv):
         """The text of an action id, e.g. ``'meld 4H 5H 6H'``.
 
         Raises:
-            ValueError: not an id in ``0..N-1`` (``N = self.num_actions``: 579, 631 at a 500 Rum table).
+            ValueError: not an id in ``0..N-1`` (``N = self.num_actions = actions.num_actions(kind)``).
         """
         return action_text(action, self.num_actions)
 

@@ -609,8 +609,8 @@ def action_mask(legal, dtype=np.int8, out: np.ndarray | None = None, size: int =
             bool for sb3-contrib's ``action_masks()``).
         out: a zeroed ``(size,)`` row to fill in place instead (e.g. one row of a
             batch); it is returned.
-        size: the table's action count (``actions.num_actions``: 579, or 631 at a
-            500 Rum table) when a new mask is made.
+        size: the table's action count (``actions.num_actions(kind)``) when a new mask
+            is made.
     """
     mask = np.zeros(size, dtype=dtype) if out is None else out
     if len(legal) < 24:  # item assignment beats fancy indexing for short lists
@@ -728,7 +728,7 @@ class PlayerView:
 
     Raises:
         ValueError: the observation length is not that of any table, or the
-            mask is not as long as that table's action count (579 or 631).
+            mask is not as long as that table's action count (``actions.num_actions(kind)``).
     """
 
     __slots__ = (

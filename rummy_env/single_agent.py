@@ -40,7 +40,7 @@ class SingleAgentEnv(gym.Env):
         **env_kw: passed to ``rummy_v0.raw_env`` (``episode``, ``reward_scale``, rule options).
 
     Spaces: ``observation_space`` is the observation ``Box`` (float32, ``(obs_size(n, kind),)``),
-    ``action_space`` is ``Discrete(N)`` (579; 631 at a 500 Rum table, ``actions.num_actions``);
+    ``action_space`` is ``Discrete(N)`` (``N = actions.num_actions(kind)``, the table's action count);
     ``action_masks()`` gives the learner's mask (bool, ``(N,)``). The reward is the learner's own (API.md).
 
     Raises:
