@@ -3,7 +3,7 @@
 Core modules, in order: cards, melds, meld_analysis, rules, actions, engine, state_json,
 observation, env, single_agent; each imports only earlier ones. Then the packages: ``agents``
 imports only the core; ``eval`` the core and ``agents``; ``train`` the core,
-``agents`` and ``eval`` (the web table, an application like the cli, may import
+``agents`` and ``eval``; ``benchmark`` every package before it (the web table, an application like the cli, may import
 every layer). Every ``import`` statement counts, also the ones inside
 functions (a lazy import is still a dependency), and ``importlib.import_module`` of
 a literal name; ``rummy_env.cli`` names its sub-command modules in a table of strings
@@ -24,7 +24,7 @@ CORE_EXTRA = {
     "docs": set(CORE[: CORE.index("observation") + 1]),
     "cli": set(),
 }
-PACKAGES = ("agents", "eval", "train")  # in layer order; each may import the ones before it
+PACKAGES = ("agents", "eval", "train", "benchmark")  # in layer order; each may import the ones before it
 # applications on top of every layer (like the cli): the web table exports the shipped
 # policy to ONNX on first use (rummy_env.train.export)
 APPS = {"rummy_env.agents.web"}
