@@ -28,6 +28,9 @@ CURVE_POINTS = 5
 CURVE_DEALS = 20
 """Duplicate match seeds against ``heuristic`` per curve point (40 matches heads-up)."""
 CURVE_OPPONENT = "heuristic"
+SMOKE_BELOW = 50_000
+"""A budget below this is a smoke test (never a task's budget): its PPO runs 16 games in
+one process with 512-step rollouts, and its curve points play 1 match seed."""
 WARM_DECISIONS = 200_000
 """Teacher decisions of the short warm start (``ppo-warmstart``, best responses); the
 budget instead when it is smaller."""
@@ -82,10 +85,13 @@ def _ppo_config(task: Task, budget: int, seed: int, run_dir: Path, warm: bool, *
     if Rules.make(preset, num_players=n) != task.make_rules():
         raise ValueError(f"task {task.id}'s rules are not the {preset} preset at {n} players; the PPO runners "
                          f"train on presets")
+    deals = CURVE_DEALS if budget >= SMOKE_BELOW else 1
     d: dict[str, Any] = dict(rules=preset, num_players=n, timesteps=budget, seed=seed, out=str(run_dir),
-                             eval_every=max(1, budget // CURVE_POINTS), eval_deals=CURVE_DEALS,
-                             eval_baselines=[CURVE_OPPONENT], final_eval_deals=CURVE_DEALS,
+                             eval_every=max(1, budget // CURVE_POINTS), eval_deals=deals,
+                             eval_baselines=[CURVE_OPPONENT], final_eval_deals=deals,
                              checkpoint_every=max(budget, 1), progress=False)
+    if budget < SMOKE_BELOW:  # a smoke test: 16 games in this process, small batches
+        d.update(n_envs=16, workers=1, n_steps=32, batch_size=256)
     if warm:  # WARM_DECISIONS, or the budget when smaller (a smoke test)
         d.update(warmstart_decisions=min(WARM_DECISIONS, budget), warmstart_dagger_rounds=1,
                  warmstart_dagger_decisions=min(WARM_DAGGER, max(1, budget // 2)))
@@ -144,6 +150,9 @@ def run_rllib(task: Task, budget_name: str, budget: int, seed: int, out: Path, v
 
     run_dir = out / "run"
     cfg = _ppo_config(task, budget, seed, run_dir, warm=False)
+    import sys
+
+    started = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
     ray = rllib.init_ray(None, num_cpus=2)
     t0 = time.perf_counter()
     trainer = rllib.RLlibTrainer(cfg, num_env_runners=1, envs_per_env_runner=8, verbose=verbose)
@@ -153,7 +162,8 @@ def run_rllib(task: Task, budget_name: str, budget: int, seed: int, out: Path, v
         steps = trainer.state["num_timesteps"]
     finally:
         trainer.stop()
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     wall = time.perf_counter() - t0
     policy = out / "policy"
     export_rllib_checkpoint(ckpt, policy)
@@ -174,7 +184,7 @@ def run_dqn(task: Task, budget_name: str, budget: int, seed: int, out: Path, ver
     curve: list[dict[str, Any]] = []
 
     def on_eval(agent: Any, t: int, wall: float) -> None:
-        r = evaluate(agent, CURVE_OPPONENT, rules=rules, deals=CURVE_DEALS, seed=10_000 + seed, matches=True)
+        r = evaluate(agent, CURVE_OPPONENT, rules=rules, deals=deals, seed=10_000 + seed, matches=True)
         curve.append(_curve_point(t, wall, r))
         if verbose:
             print(f"[eval @ {t:,} steps, {wall:.0f}s] vs {CURVE_OPPONENT}: matches {r['match_win_rate']:.3f}", flush=True)
@@ -185,6 +195,8 @@ def run_dqn(task: Task, budget_name: str, budget: int, seed: int, out: Path, ver
         if verbose and time.perf_counter() - last[0] >= 20:
             last[0] = time.perf_counter()
             print(f"[dqn] {t:,} / {budget:,} learner steps", flush=True)
+
+    deals = CURVE_DEALS if budget >= SMOKE_BELOW else 1
 
     res = dqn.train_dqn(rules, budget, seed, out / "run", eval_every=max(1, budget // CURVE_POINTS),
                         evaluate=on_eval, progress=progress)

@@ -18,7 +18,7 @@ from typing import Any
 
 _FLAGS = (("task", "--task"), ("algo", "--algo"), ("agent", "--agent"), ("seed", "--seed"), ("budget", "--budget"),
           ("budget_steps", "--budget-steps"), ("match_seeds", "--match-seeds"), ("name", "--name"),
-          ("algorithm", "--algorithm"), ("library", "--library"), ("out", "--out"))
+          ("algorithm", "--algorithm"), ("library", "--library"), ("anchors", "--anchors"), ("out", "--out"))
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -27,7 +27,9 @@ def _command(args: argparse.Namespace) -> str:
     parts = ["rummy", "benchmark", args.bench_command]
     for attr, flag in _FLAGS:
         v = getattr(args, attr, None)
-        if v is not None:
+        if isinstance(v, list):
+            parts += [flag, *map(str, v)]
+        elif v is not None:
             parts += [flag, str(v)]
     return " ".join(shlex.quote(p) for p in parts)
 
@@ -40,13 +42,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                    "a change is a new version).")
     p.add_argument("--json", action="store_true", help="print every task's full definition and match seeds as JSON")
 
-    def common(q: argparse.ArgumentParser) -> None:
+    def common(q: argparse.ArgumentParser, anchors: bool = True) -> None:
         q.add_argument("--task", required=True, help="task id, e.g. classic-2p-v1 (see `rummy benchmark list`)")
         q.add_argument("--out", required=True, metavar="DIR", help="folder for row.json (created)")
         q.add_argument("--match-seeds", type=int, default=None, metavar="N",
                        help="play only the first N of the task's match seeds (a smoke test: the row then says it "
                             "is not the protocol's)")
         q.add_argument("--workers", type=int, default=2, help="evaluation processes (results do not depend on it)")
+        if anchors:
+            q.add_argument("--anchors", nargs="+", default=None, metavar="ANCHOR",
+                           help="play only these of the task's anchors (a smoke test: the row then says it is not "
+                                "the protocol's)")
         q.add_argument("--quiet", action="store_true", help="no progress lines")
 
     p = sub.add_parser("eval", help="evaluate one agent under a task's protocol and write row.json",
@@ -78,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        description="Evaluate every anchor of the task against the others under the protocol; write "
                                    "one row per anchor into DIR and the crosstable into DIR/anchors.json "
                                    "(copy it to benchmark/anchors/TASK.json to rate rows against it).")
-    common(p)
+    common(p, anchors=False)
 
     p = sub.add_parser("report", help="the leaderboard (Markdown) and plots from rows",
                        description="Aggregate rows into the leaderboard: per task and algorithm, the interquartile "
@@ -92,10 +98,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        description="Train PPO against the frozen agent alone (fixed budget and seed), then report the "
                                    "best response's match win rate against it over the task's match seeds "
                                    "(lower is less exploitable).")
-    common(p)
+    common(p, anchors=False)
     p.add_argument("--agent", required=True, metavar="SPEC", help="the frozen agent (a make_agent name)")
     p.add_argument("--budget", type=int, default=250_000, metavar="N", help="learner steps of the best response (default 250000)")
     p.add_argument("--seed", type=int, default=0, help="the best response's training seed (default 0)")
+
+
+def _check_anchors(task: Any, anchors: list[str] | None) -> None:
+    bad = [a for a in anchors or [] if a not in task.anchors]
+    if bad:
+        raise ValueError(f"--anchors: {', '.join(bad)} not among task {task.id}'s anchors ({', '.join(task.anchors)})")
 
 
 def _positive(name: str, v: Any, lo: int = 1) -> None:
@@ -157,10 +169,11 @@ def _evaluate_into_row(args: argparse.Namespace, task: Any, spec: str, name: str
     from .protocol import make_row, play_protocol, save_row
 
     n = task.match_seeds if args.match_seeds is None else args.match_seeds
-    _say(args, f"[benchmark] {task.id}: {name} against {', '.join(task.anchors)}, {n} match seeds x "
+    _say(args, f"[benchmark] {task.id}: {name} against {', '.join(args.anchors or task.anchors)}, {n} match seeds x "
                f"{task.rotations} rotations each")
     t0 = time.perf_counter()
-    res = play_protocol(task, spec, match_seeds=n, workers=args.workers, progress=_printer(args))
+    res = play_protocol(task, spec, match_seeds=n, workers=args.workers, anchors=args.anchors,
+                        progress=_printer(args))
     row = make_row(task, spec, name, res, match_seeds=n, workers=args.workers, eval_wall_s=time.perf_counter() - t0,
                    command=command, algorithm=algorithm, training=training, deviations=deviations or [])
     path = save_row(row, out or Path(args.out))
@@ -176,6 +189,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from .tasks import get_task
 
     task = get_task(args.task)
+    _check_anchors(task, args.anchors)
     _positive("--match-seeds", args.match_seeds)
     _positive("--workers", args.workers)
     _positive("--budget-steps", args.budget_steps)
@@ -198,6 +212,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     task = get_task(args.task)
     algo = get_algo(args.algo)
+    _check_anchors(task, args.anchors)
     _positive("--seed", args.seed, lo=0)
     _positive("--match-seeds", args.match_seeds)
     _positive("--workers", args.workers)
