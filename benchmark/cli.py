@@ -177,7 +177,7 @@ def _evaluate_into_row(args: argparse.Namespace, task: Any, spec: str, name: str
     row = make_row(task, spec, name, res, match_seeds=n, workers=args.workers, eval_wall_s=time.perf_counter() - t0,
                    command=command, algorithm=algorithm, training=training, deviations=deviations or [])
     path = save_row(row, out or Path(args.out))
-    _say(args, f"[benchmark] rating {row['rating']['value']:+.0f} Elo (random = 0); "
+    _say(args, f"[benchmark] rating {row['rating']['value']:+.0f} Elo ({row['rating']['zero']} = 0); "
                f"{'protocol complete' if row['protocol_complete'] else 'NOT the protocol: ' + '; '.join(row['deviations'])}")
     print(f"wrote {path}")
     return row

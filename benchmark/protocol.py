@@ -157,8 +157,10 @@ def crosstable_rating(name: str, results: dict[str, dict[str, Any]], anchors_tab
     ``n > 2`` players a table of the agent and ``n - 1`` copies of an anchor counts as
     the agent against one anchor seat: the agent's wins against the anchor seats' wins
     divided by ``n - 1`` (each seat's fair share is ``1/n``). The ratings are shifted
-    so that the ``random`` anchor (when present) is 0, which makes a row's rating
-    comparable across rows of the same task.
+    so that the ``heuristic`` anchor (else ``random``) is 0, which makes a row's rating
+    comparable across rows of the same task. (Not ``random``: every agent but random
+    wins all its matches against it, so its gap to random is set by the fit's prior
+    of half a win a side: 400 log10(200.5 / 0.5) = 1041 at 200 matches.)
 
     Returns:
         ``{"kind": "elo", "value": the agent's rating, "anchors": {anchor: rating}}``.
@@ -191,9 +193,10 @@ def crosstable_rating(name: str, results: dict[str, dict[str, Any]], anchors_tab
             if a != name and b != name:
                 add(a, b, float(r["wins"]), float(r["games"]))
     elo = bradley_terry_elo(pairs, len(names))
-    zero = elo[idx["random"]] if "random" in idx else 1500.0
+    ref = next((a for a in ("heuristic", "random") if a in idx), None)
+    zero = elo[idx[ref]] if ref else 1500.0
     rated = {n: round(elo[i] - zero, 1) for n, i in idx.items()}
-    return {"kind": "elo", "zero": "random" if "random" in idx else "mean 1500",
+    return {"kind": "elo", "zero": ref or "mean 1500",
             "value": rated[name], "anchors": {n: v for n, v in rated.items() if n != name}}
 
 

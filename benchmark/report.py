@@ -257,7 +257,7 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
              "then the hand win rate. A reference algorithm's entry is the **interquartile mean (IQM) over its "
              "training seeds** with a 95% percentile bootstrap interval over the seeds; a single agent's numbers "
              "carry their own 95% intervals over its matches. Ratings are Elo from a Bradley-Terry fit to the "
-             "whole crosstable (the agent's matches and the anchors' against each other), random = 0.", ""]
+             "whole crosstable (the agent's matches and the anchors' against each other), heuristic = 0.", ""]
     tasks = sorted({r["task"]["id"] for r in rows})
     for task in tasks:
         t = get_task(task)

@@ -162,7 +162,7 @@ def test_rating_two_agents_by_hand():
     res = {"random": {"match_win_rate": 0.75, "matches": 4}}
     r = protocol.crosstable_rating("me", res, {}, players=2)
     assert r["value"] == pytest.approx(400 * math.log10(3.5 / 1.5), abs=0.05)
-    assert r["anchors"]["random"] == 0.0
+    assert r["anchors"]["random"] == 0.0 and r["zero"] == "random"
 
 
 def test_rating_uses_the_anchor_crosstable():
@@ -173,6 +173,15 @@ def test_rating_uses_the_anchor_crosstable():
     # greedy over random: 2.5 : 0.5 -> 400 log10 5; me level with greedy (1.5 : 1.5)
     assert r["anchors"]["greedy"] == pytest.approx(r["value"], abs=1.0)
     assert r["anchors"]["greedy"] > 150 and r["anchors"]["random"] == 0.0
+
+
+def test_rating_is_zero_at_heuristic():
+    # me beats heuristic 3 of 4, heuristic beats random 4 of 4; heuristic is the zero
+    res = {"heuristic": {"match_win_rate": 0.75, "matches": 4}, "random": {"match_win_rate": 1.0, "matches": 4}}
+    table = {"heuristic": {"random": {"wins": 4, "games": 4}}}
+    r = protocol.crosstable_rating("me", res, table, players=2)
+    assert r["zero"] == "heuristic" and r["anchors"]["heuristic"] == 0.0
+    assert r["value"] > 0 > r["anchors"]["random"]
 
 
 def test_rating_at_four_players_counts_one_anchor_seat():
