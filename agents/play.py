@@ -284,7 +284,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponent", default="pretrained", metavar="NAME",
                         help="agent for the other seat(s), as make_agent takes it: pretrained (default; "
                              "heuristic when none is shipped or it does not fit the table), heuristic, greedy, random, search, "
-                             "ppo:PATH, onnx:DIR")
+                             "ppo:PATH, onnx:DIR, MODULE:ATTR")
     parser.add_argument("--rules", default="classic", metavar="PRESET", help="rules preset (default classic)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")
     parser.add_argument("--players", type=int, default=None, metavar="N",

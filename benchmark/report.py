@@ -71,8 +71,8 @@ def iqm_interval(values: Sequence[float], reps: int = 2000, seed: int = 0,
 
 
 def load_inputs(paths: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows and best-response results from files or folders (a folder holding
-    ``row.json`` or ``best_response.json``, or a folder of such folders).
+    """Rows and best-response results from files or folders (every ``*.json`` under a
+    folder but an anchors' ``anchors.json``).
 
     Raises:
         ValueError: a path that holds neither, or a file that is neither (naming it).
@@ -97,8 +97,7 @@ def load_inputs(paths: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[s
             continue
         if not p.is_dir():
             raise ValueError(f"{s}: no such file or folder")
-        found = sorted(p.rglob("row.json")) + sorted(p.rglob("best_response.json"))
-        found += sorted(q for q in p.glob("*.json") if q.name not in ("row.json", "best_response.json", "anchors.json"))
+        found = sorted(q for q in p.rglob("*.json") if q.name != "anchors.json")
         if not found:
             raise ValueError(f"{s} holds no row.json or best_response.json")
         for q in found:

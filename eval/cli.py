@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``rummy eval`` flags to ``parser``."""
     parser.add_argument("--agents", nargs="+", required=True, metavar="NAME",
                         help="two or more agents: random, greedy, heuristic, search, search:OPTIONS, pretrained, "
-                             "ppo:PATH, onnx:DIR")
+                             "pretrained:PRESET, ppo:PATH, onnx:DIR, or MODULE:ATTR (an outside agent on PYTHONPATH)")
     parser.add_argument("--rules", default="classic", help="rules preset (default: classic)")
     parser.add_argument("--deals", type=int, default=200,
                         help="deals per table (match seeds when playing matches); each is played in every seat rotation")

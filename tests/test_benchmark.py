@@ -416,3 +416,12 @@ def test_shipped_rows_are_valid_and_protocol_complete():
         row = protocol.load_row(p)
         assert row["protocol_complete"], p
         assert row["task"]["fingerprint"] == FINGERPRINTS[row["task"]["id"]]
+
+
+def test_outside_agent_in_rummy_play(outside, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    assert rummy(["play", "--opponent", "my_bench_agents:agent", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "your hand:" in out and "you left the game" in out
