@@ -22,6 +22,14 @@ from rummy_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
+import importlib.util  # noqa: E402
+
+needs_rliable = pytest.mark.skipif(
+    importlib.util.find_spec("rliable") is None or importlib.util.find_spec("arch") is None,
+    reason="needs the benchmark extra (rliable, arch): pip install -e '.[benchmark]'")
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("sb3_contrib") is None,
+                                 reason="needs the train extra (torch, sb3-contrib): pip install -e '.[train]'")
+
 OUTSIDE = textwrap.dedent('''
     """An outside agent: not part of rummy-env."""
     import numpy as np
@@ -250,6 +258,7 @@ def test_load_row_errors(tmp_path):
 
 # ---------------------------------------------------------------- IQM and bootstrap
 
+@needs_rliable
 def test_iqm_by_hand():
     from rummy_env.benchmark.report import iqm
 
@@ -260,6 +269,7 @@ def test_iqm_by_hand():
         iqm([])
 
 
+@needs_rliable
 def test_bootstrap_interval_by_hand():
     from rummy_env.benchmark.report import iqm_interval
 
@@ -273,6 +283,7 @@ def test_bootstrap_interval_by_hand():
     assert iqm_interval([0.1, 0.5, 0.2, 0.9, 0.4], seed=7) == iqm_interval([0.1, 0.5, 0.2, 0.9, 0.4], seed=7)
 
 
+@needs_rliable
 def test_report_aggregates_seeds_as_iqm(tmp_path):
     t = TASKS["classic-2p-v1"]
     rates = [0.30, 0.40, 0.50, 0.60, 0.90]
@@ -324,6 +335,7 @@ def test_bad_module_attr_specs_say_what_is_wrong(outside, spec, needle):
     assert needle in str(e.value)
 
 
+@needs_torch
 def test_pretrained_preset_names():
     from rummy_env.agents import make_agent
 
