@@ -159,7 +159,9 @@ def _plot_curves(groups: list[dict[str, Any]], task: str, path: Path) -> bool:
     gs = [g for g in groups if g["task"] == task and any(r["training"]["curve"] for r in g["rows"])]
     if not gs:
         return False
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    from matplotlib.ticker import FuncFormatter
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex="col", sharey="row")
     for i, g in enumerate(gs):
         colour = f"C{i}"
         for k, r in enumerate(g["rows"]):
@@ -167,16 +169,24 @@ def _plot_curves(groups: list[dict[str, Any]], task: str, path: Path) -> bool:
             xs = [p["timesteps"] for p in c]
             ws = [p["wall_time_s"] / 60 for p in c]
             ys = [100 * p["match_win_rate"] for p in c]
+            ps = [p["points_per_hand"] for p in c]
             label = f"{g['algorithm']} ({len(g['rows'])} seeds)" if k == 0 else None
-            axes[0].plot(xs, ys, color=colour, alpha=0.6, marker=".", label=label)
-            axes[1].plot(ws, ys, color=colour, alpha=0.6, marker=".")
-    axes[0].set_xlabel("learner environment steps")
-    axes[1].set_xlabel("wall-clock (minutes, this row's machine)")
-    axes[0].set_ylabel("match win rate vs heuristic (%), 40 matches a point")
-    for ax in axes:
+            axes[0, 0].plot(xs, ys, color=colour, alpha=0.6, marker=".", label=label)
+            axes[0, 1].plot(ws, ys, color=colour, alpha=0.6, marker=".")
+            axes[1, 0].plot(xs, ps, color=colour, alpha=0.6, marker=".")
+            axes[1, 1].plot(ws, ps, color=colour, alpha=0.6, marker=".")
+    axes[1, 0].set_xlabel("learner environment steps")
+    axes[1, 0].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
+    axes[1, 1].set_xlabel("wall-clock (minutes, each row's machine)")
+    axes[0, 0].set_ylabel("match win rate vs heuristic (%)\n40 matches a point")
+    axes[1, 0].set_ylabel("points per hand vs heuristic")
+    for ax in axes[0]:
         ax.axhline(50, color="grey", lw=0.8, ls="--")
+    for ax in axes[1]:
+        ax.axhline(0, color="grey", lw=0.8, ls="--")
+    for ax in axes.flat:
         ax.grid(alpha=0.3)
-    axes[0].legend(loc="best", fontsize=8)
+    axes[0, 0].legend(loc="best", fontsize=8)
     fig.suptitle(f"{task}: learning curves (one line per training seed)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
