@@ -9,7 +9,7 @@ against learner steps and wall-clock), and returns the trained agent as a
 | algo | library | what it is |
 | --- | --- | --- |
 | ``ppo`` | sb3-contrib MaskablePPO | ``rummy train``'s self-play (snapshot pool and scripted baselines), no warm start |
-| ``ppo-warmstart`` | sb3-contrib MaskablePPO | the same after a short warm start: 200k decisions cloned from ``heuristic`` and one DAgger round of 100k (extra environment steps, not counted in the budget: the row says how many) |
+| ``ppo-warmstart`` | sb3-contrib MaskablePPO | the same after a short warm start: 100k decisions cloned from ``heuristic`` and one DAgger round of 50k (extra environment steps, not counted in the budget: the row says how many) |
 | ``rllib-ppo`` | Ray RLlib PPO | ``rummy train --backend rllib``: the same network, pool and hyper-parameters on RLlib, no warm start, one env runner stepping 8 games |
 | ``dqn`` | Tianshou DQN | value-based, action-masked Q-learning against the scripted baselines (no self-play; ``rummy_env.train.dqn``) |
 """
@@ -31,10 +31,10 @@ CURVE_OPPONENT = "heuristic"
 SMOKE_BELOW = 50_000
 """A budget below this is a smoke test (never a task's budget): its PPO runs 16 games in
 one process with 512-step rollouts, and its curve points play 1 match seed."""
-WARM_DECISIONS = 200_000
+WARM_DECISIONS = 100_000
 """Teacher decisions of the short warm start (``ppo-warmstart``, best responses); the
 budget instead when it is smaller."""
-WARM_DAGGER = 100_000
+WARM_DAGGER = 50_000
 """Positions of its one DAgger round (half the budget when that is smaller)."""
 
 

@@ -2,7 +2,7 @@
 
 The procedure (fixed, so figures of different agents compare): the project's
 MaskablePPO trainer, warm-started by the same short clone of ``heuristic`` as the
-``ppo-warmstart`` reference algorithm (200k decisions and one DAgger round of 100k),
+``ppo-warmstart`` reference algorithm (100k decisions and one DAgger round of 50k),
 then ``budget`` learner steps with the frozen agent in every other seat
 (``TrainConfig.fixed_opponent``, opponent kind "fixed" only); the final policy then
 plays the task's match seeds against the frozen agent, every seat rotation. Its match
@@ -21,8 +21,8 @@ from .protocol import RESULT_KEYS, engine_info, hardware_info
 from .report import BR_FORMAT
 from .tasks import Task
 
-PROCEDURE = ("MaskablePPO (rummy train's trainer) warm-started by cloning heuristic (200k decisions + one "
-             "DAgger round of 100k), then BUDGET learner steps against the frozen agent alone")
+PROCEDURE = ("MaskablePPO (rummy train's trainer) warm-started by cloning heuristic (100k decisions + one "
+             "DAgger round of 50k), then BUDGET learner steps against the frozen agent alone")
 
 
 def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, match_seeds: int | None = None,

@@ -17,7 +17,8 @@ from typing import Any
 
 
 _FLAGS = (("task", "--task"), ("algo", "--algo"), ("agent", "--agent"), ("seed", "--seed"), ("budget", "--budget"),
-          ("budget_steps", "--budget-steps"), ("match_seeds", "--match-seeds"), ("name", "--name"),
+          ("budget_steps", "--budget-steps"), ("train_seed", "--train-seed"), ("train_wall_s", "--train-wall-s"),
+          ("match_seeds", "--match-seeds"), ("name", "--name"),
           ("algorithm", "--algorithm"), ("library", "--library"), ("anchors", "--anchors"), ("out", "--out"))
 
 
@@ -68,6 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--budget-steps", type=int, default=None, metavar="N",
                    help="learner environment steps it was trained for (written into the row)")
     p.add_argument("--train-wall-s", type=float, default=None, metavar="S", help="its training wall-clock in seconds")
+    p.add_argument("--train-seed", type=int, default=None, metavar="S",
+                   help="its training seed (rows of one --algorithm and --budget-steps aggregate over seeds)")
 
     p = sub.add_parser("train", help="train a reference algorithm under a task's budget, then evaluate it into row.json",
                        description="Train a reference algorithm (ppo, ppo-warmstart, rllib-ppo, dqn) with one seed "
@@ -193,6 +196,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _positive("--match-seeds", args.match_seeds)
     _positive("--workers", args.workers)
     _positive("--budget-steps", args.budget_steps)
+    _positive("--train-seed", args.train_seed, lo=0)
+    if args.train_wall_s is not None and not args.train_wall_s >= 0:
+        raise ValueError(f"--train-wall-s must be a number of seconds >= 0, got {args.train_wall_s!r}")
     make_agent(args.agent)  # a bad spec fails before any folder is made
     out = _out_dir(args.out)
     algorithm = None
@@ -200,7 +206,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         algorithm = {"name": args.algorithm, "library": args.library, "library_version": None}
     training = None
     if args.budget_steps is not None:
-        training = {"budget_name": None, "budget": args.budget_steps, "timesteps": args.budget_steps, "seed": None,
+        training = {"budget_name": next((k for k, v in task.budgets.items() if v == args.budget_steps), None),
+                    "budget": args.budget_steps, "timesteps": args.budget_steps, "seed": args.train_seed,
                     "wall_time_s": args.train_wall_s, "curve": [], "extra_env_steps": 0}
     _evaluate_into_row(args, task, args.agent, args.name or args.agent, _command(args), algorithm, training, out=out)
     return 0

@@ -143,7 +143,8 @@ def aggregate(rows: Sequence[dict[str, Any]], reps: int = 2000, seed: int = 0) -
         alg = rs[0]["algorithm"]
         out.append({"task": task, "algorithm": name, "library": alg.get("library"),
                     "library_version": alg.get("library_version"), "budget": budget,
-                    "seeds": sorted(r["training"]["seed"] for r in rs), "anchors": per, "rating": rating,
+                    "seeds": sorted(r["training"]["seed"] for r in rs if r["training"].get("seed") is not None),
+                    "runs": len(rs), "anchors": per, "rating": rating,
                     "train_wall_s_median": float(np.median(walls)) if walls else None,
                     "eval_wall_s_median": float(np.median([r["evaluation"]["wall_time_s"] for r in rs])),
                     "rows": rs})
@@ -243,7 +244,7 @@ SUBMIT = """## How to submit a row
    ```bash
    PYTHONPATH=path/to/your/module rummy benchmark eval --task classic-2p-v1 --agent my_agents:agent \\
        --name "my algo (seed 0)" --algorithm "my algo" --library "mylib==1.0" --budget-steps 250000 \\
-       --train-wall-s 1234 --out rows/my-algo-0
+       --train-seed 0 --train-wall-s 1234 --out rows/my-algo-0
    ```
    For several training seeds, one row each (`--name "... (seed k)"`); five seeds or more are
    needed for a leaderboard entry.
@@ -286,7 +287,7 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
             lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
             for g in gs:
                 cells = [f"`{g['algorithm']}`", f"{g['library']} {g['library_version'] or ''}".strip(),
-                         str(len(g["seeds"])), f"{g['budget']:,}"]
+                         str(g["runs"]), f"{g['budget']:,}"]
                 for a in anchors:
                     if a in g["anchors"]:
                         v, lo, hi = g["anchors"][a]["match_win_rate"]

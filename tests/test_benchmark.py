@@ -359,13 +359,17 @@ def test_outside_agent_in_rummy_eval_and_benchmark_eval(outside, tmp_path):
     assert "my_bench_agents:agent" in p.stdout
     out = tmp_path / "row"
     p = _run(["benchmark", "eval", "--task", "classic-2p-v1", "--agent", "my_bench_agents:agent", "--match-seeds", "1",
-              "--workers", "1", "--out", str(out)], outside, tmp_path)
+              "--workers", "1", "--algorithm", "lowest-legal", "--library", "mine==0.1", "--budget-steps", "250000",
+              "--train-seed", "3", "--train-wall-s", "12", "--out", str(out)], outside, tmp_path)
     assert p.returncode == 0, p.stderr
     row = protocol.load_row(out / "row.json")
     assert row["agent"]["spec"] == "my_bench_agents:agent"
     assert set(row["results"]) == set(TASKS["classic-2p-v1"].anchors)
     assert not row["protocol_complete"]
     assert row["command"].startswith("rummy benchmark eval --task classic-2p-v1 --agent my_bench_agents:agent")
+    assert row["algorithm"]["name"] == "lowest-legal" and row["algorithm"]["library"] == "mine==0.1"
+    tr = row["training"]
+    assert (tr["budget_name"], tr["budget"], tr["seed"], tr["wall_time_s"]) == ("250k", 250_000, 3, 12.0)
 
 
 def test_evaluate_agent_takes_an_object():
