@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from .onnx_agent import OnnxAgent
 
@@ -181,7 +182,11 @@ def create_app(policy_dir: str | Path) -> Any:
             if size > MAX_BODY_BYTES:
                 return JSONResponse(too_big, status_code=413)
             chunks.append(chunk)
-        body = b"".join(chunks)
+        # parsed, checked and answered in a worker thread: the event loop stays free, so
+        # /health and other requests are answered while a position is being checked
+        return await run_in_threadpool(_answer, b"".join(chunks))
+
+    def _answer(body: bytes) -> JSONResponse:
         try:
             position = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
