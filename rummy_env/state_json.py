@@ -309,6 +309,53 @@ def _check_lengths(obj: dict, rules: Rules) -> None:
                        f"(decks={rules.decks}, jokers={rules.jokers}), so no place holds more")
 
 
+def _dealt_stock(rules: Rules) -> int:
+    """Cards in the stock right after the deal: the deck less the hands and the upcard (RULES.md §2)."""
+    return rules.deck_size - rules.num_players * rules.cards_dealt - 1
+
+
+def _first_turn(cur: int, dealer: int, recycles: int, rules: Rules) -> int:
+    """``turn``'s default on input: the first turn at which seat ``cur`` moves (play starts
+    left of the dealer, RULES.md §2-§3) that is late enough for ``recycles`` (§6,
+    ``_check_turn_order``): 0 for the seat left of the dealer and no recycles."""
+    n = rules.num_players
+    t = (cur - dealer - 1) % n
+    need = _dealt_stock(rules) + recycles - 1 if recycles else 0
+    if t < need:
+        t += -(-(need - t) // n) * n
+    return t
+
+
+def _check_turn_order(cur: int, turn: int, dealer: int, recycles: int, stock: int, rules: Rules) -> None:
+    """The mover and the recycles that ``turn`` allows.
+
+    Play starts left of the dealer and passes one seat a turn (RULES.md §2-§3), so at
+    ``turn`` t the mover is seat ``(dealer + 1 + t) % n``. A recycle (§6) needs an
+    empty stock: the stock dealt (``deck_size - n * cards_dealt - 1`` cards, S) is
+    emptied at turn S at the earliest, one card drawn a turn, and a recycled stock holds
+    a card at least, so after r recycles ``turn >= S + r - 1``: at most ``turn - S + 1``
+    recycles (none before turn S), which also bounds them when ``max_recycles`` is
+    unlimited.
+
+    Raises:
+        PositionError: another seat to move than the turn says, or more recycles than
+            the turns allow (each with the numbers that show it).
+    """
+    n = rules.num_players
+    first = (dealer + 1) % n
+    if cur != (first + turn) % n:
+        raise _err(f"current_player {cur} cannot be to move at turn {turn} with dealer {dealer}: play starts "
+                   f"with seat {first}, left of the dealer, and passes one seat a turn, so at turn {turn} seat "
+                   f"{(first + turn) % n} moves (RULES.md §2-§3)")
+    dealt_stock = _dealt_stock(rules)
+    most = max(0, turn - dealt_stock + 1)
+    if recycles > most:
+        raise _err(f"recycles {recycles} at turn {turn} cannot occur: the stock dealt holds {dealt_stock} cards, "
+                   f"drawn one a turn, so the first recycle comes at turn {dealt_stock} at the earliest and each "
+                   f"later one a turn after the last; at turn {turn} at most {most} (RULES.md §6)"
+                   + (f"; the stock holds {stock} cards" if recycles and stock == dealt_stock else ""))
+
+
 def _int(v: Any, what: str, lo: int, hi: int | None) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
         rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
@@ -339,7 +386,12 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             allowed; the jokers: other than ``jokers * decks``; ``JK`` at a table
             without jokers), a bad meld (a bare ``JK`` in it, a card twice, more jokers
             than natural cards, not a set or run under the table's ``aces``), a hand
-            size that cannot occur, an unknown key or phase, ...
+            size that cannot occur, an unknown key or phase, a list longer than the
+            deck (``_check_lengths``), another seat to move than ``turn`` and
+            ``dealer`` give or more recycles than ``turn`` allows
+            (``_check_turn_order``; without ``turn``, the first turn that fits is
+            taken), ``drawn_from_discard`` in a meld while ``melded_this_turn`` is
+            false, at a 500 Rum table a seat that melded with ``meld_points`` 0, ...
     """
     if not isinstance(obj, dict):
         raise _err(f"a position is a JSON object, got {type(obj).__name__}")
@@ -420,6 +472,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
 
     dfd = obj.get("drawn_from_discard")
     f = -1
+    f_melded = False  # the card taken from the discard pile lies in a meld
     if dfd is not None:
         try:
             f = parse_card(dfd, joker=jok)
@@ -430,10 +483,13 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if variant is None:
             if where[f] != f"hands[{cur}]" and not where[f].startswith("melds"):
                 raise _err(f"drawn_from_discard {CARD_TEXT[f]} is in {where[f]}, not in the mover's hand or a meld")
+            f_melded = where[f] != f"hands[{cur}]"
         elif f not in hands[cur] and not any(m.jokers if f == JOKER else (m.mask & ~m.jokers) >> f & 1
                                              for m in melds):
             raise _err(f"drawn_from_discard {TEXT_OF[f]} is neither in the mover's hand (hands[{cur}]) nor "
                        + ("melded as a joker" if f == JOKER else "a natural card of a meld"))
+        else:
+            f_melded = f not in hands[cur]
 
     bound = -1
     if obj.get("bound") is not None:
@@ -457,6 +513,10 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     mtt = obj.get("melded_this_turn", False)
     if not isinstance(mtt, bool) or (mtt and phase == DRAW):
         raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {brief(mtt)}")
+    if f >= 0 and f_melded and not mtt:
+        # the card came into the mover's hand this turn: only the mover, this turn, can have melded it
+        raise _err(f"drawn_from_discard {TEXT_OF[f]} lies in a meld, but melded_this_turn is false: the card was "
+                   "taken this turn, so only the mover can have melded or laid it off, this turn (RULES.md §3)")
     if any(has_melded) and not melds:
         raise _err(f"has_melded {has_melded} says a seat melded or laid off, but the table holds no meld "
                    "(melds stay on the table until the hand ends)")
@@ -507,7 +567,16 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
                 raise _err(f"hands[{i}] has {len(h)} cards but is marked as having melded or laid off: "
                            f"it would hold fewer than {k + extra}")
     s.recycles = _int(obj.get("recycles", 0), "recycles", 0, rules.max_recycles)
-    s.turn = _int(obj.get("turn", 0), "turn", 0, rules.max_turns if hand_over else rules.max_turns - 1)
+    s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
+    last_turn = rules.max_turns if hand_over else rules.max_turns - 1
+    turn = obj.get("turn")
+    if turn is None:  # the first turn at which the mover can move with these recycles
+        turn = _first_turn(cur, s.dealer, s.recycles, rules)
+        if turn > last_turn:
+            raise _err(f"no turn below max_turns={rules.max_turns} has current_player {cur} to move with dealer "
+                       f"{s.dealer} and recycles {s.recycles} (the first is turn {turn}; RULES.md §2-§3, §6)")
+    s.turn = _int(turn, "turn", 0, last_turn)
+    _check_turn_order(cur, s.turn, s.dealer, s.recycles, len(stock), rules)
     sc = obj.get("scores", [0] * n)
     if not isinstance(sc, list) or len(sc) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in sc):
         raise _err(f"scores must be a list of {n} ints, got {brief(sc)}")
@@ -528,7 +597,6 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     if not hand_over and rules.target is not None and max(sc) >= rules.target:
         raise _err(f"scores {brief(sc)} reach the target {rules.target}: the match would already be over")
     s.scores = list(sc)
-    s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
     s.hand_number = hand_number
     given_mp = obj.get("meld_points")
     mp = [0] * n if given_mp is None else given_mp
@@ -543,9 +611,16 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             raise _err(f"meld_points {mp} add up to {sum(mp)}, but the cards on the table are worth "
                        f"{table_points}: every card on the table scored for the seat that melded or laid it off")
         for i in range(n):
-            if mp[i] and not has_melded[i] and not (i == cur and mtt):
+            melded_i = has_melded[i] or (i == cur and mtt)
+            if mp[i] and not melded_i:
                 raise _err(f"meld_points[{i}] is {mp[i]} but seat {i} has not melded or laid off this hand "
                            "(has_melded false)")
+            if melded_i and not mp[i]:
+                # every card scores at least 1 (an ace ace_points >= 1, a joker 15), so a seat that
+                # melded or laid off has points (§10.4)
+                raise _err(f"meld_points[{i}] is 0 but seat {i} has melded or laid off this hand ("
+                           + ("has_melded true" if has_melded[i] else "melded_this_turn true")
+                           + "): each card melded or laid off scores for it, at least 1 point (RULES.md §10.4)")
     s.meld_points = list(mp)
     s.bound = bound
     s.known = [0] * n

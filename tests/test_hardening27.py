@@ -240,3 +240,113 @@ def test_a_jokers_export_writes_its_kind_and_docs_export_names_every_kind(jokers
     named = set(re.findall(r'`"([a-z0-9_+]+)"`', para))
     for name, rules in PRESETS.items():
         assert table_kind(rules) in named, f"docs/export.md: actions.kind does not name {table_kind(rules)!r} ({name})"
+
+
+# ------------------------------------------------------------------ 5. impossible positions
+
+def _random_until(preset: str, seed: int, done) -> "rummy_v0.raw_env":
+    """A raw env at ``preset`` after random legal moves until ``done(env)`` holds."""
+    import random
+
+    rng = random.Random(seed)
+    for attempt in range(50):
+        env = rummy_v0.raw_env(rules=preset)
+        env.reset(seed=seed * 100 + attempt)
+        while not any(env.terminations.values()):
+            if done(env):
+                return env
+            env.step(rng.choice(env.legal_actions()))
+    raise AssertionError("no random game reached the position")
+
+
+@pytest.mark.parametrize("preset", ["classic", "jokers"])
+def test_drawn_from_discard_in_another_seats_earlier_meld_is_refused(preset):
+    env = _random_until(preset, 1, lambda e: e.state_dict()["melds"] and e.state_dict()["phase"] == "draw")
+    env.step(env.action_id("draw stock"))
+    s = env.state_dict()
+    cur = s["current_player"]
+    assert s["phase"] == "play" and not s["melded_this_turn"] and s["drawn_from_discard"] is None
+    natural = [c for m in s["melds"] for c in m if not c.startswith("JK") and c not in s["hands"][cur]]
+    s["drawn_from_discard"] = natural[0]
+    with pytest.raises(PositionError) as e:
+        state_json.from_json(s)
+    assert str(e.value) == (f"invalid position: drawn_from_discard {natural[0]} lies in a meld, but melded_this_turn "
+                            "is false: the card was taken this turn, so only the mover can have melded or laid it "
+                            "off, this turn (RULES.md §3)")
+
+
+def test_drawn_from_discard_melded_this_turn_is_accepted():
+    # the worked example of tests/test_turn.py: take the 6H, meld 4H 5H 6H
+    from test_turn import seed000_position
+    from helpers import play
+
+    st = play(seed000_position(), "draw discard", "meld 4H 5H 6H")
+    s = state_json.to_json(st)
+    assert s["drawn_from_discard"] == "6H" and s["melded_this_turn"] and ["4H", "5H", "6H"] in s["melds"]
+    assert state_json.to_json(state_json.from_json(s)) == s
+
+
+def _classic_deal() -> dict:
+    env = rummy_v0.raw_env(rules="classic")
+    env.reset(seed=0)
+    s = env.state_dict()
+    assert (s["turn"], s["dealer"], s["current_player"], len(s["stock"])) == (0, 1, 0, 31)
+    return s
+
+
+def test_turn_0_with_the_dealer_to_move_is_refused():
+    s = _classic_deal()
+    s["current_player"] = 1  # the dealer; every hand still holds its 10 cards
+    with pytest.raises(PositionError) as e:
+        state_json.from_json(s)
+    assert str(e.value) == ("invalid position: current_player 1 cannot be to move at turn 0 with dealer 1: play "
+                            "starts with seat 0, left of the dealer, and passes one seat a turn, so at turn 0 seat 0 "
+                            "moves (RULES.md §2-§3)")
+    s["turn"] = 5  # seat 1 moves at the odd turns
+    assert state_json.to_json(state_json.from_json(s))["turn"] == 5
+
+
+def test_without_a_turn_the_default_is_the_first_turn_the_mover_can_move_at():
+    s = _classic_deal()
+    del s["turn"]
+    assert state_json.to_json(state_json.from_json(s))["turn"] == 0
+    s["current_player"] = 1
+    assert state_json.to_json(state_json.from_json(s))["turn"] == 1
+    s["rules"], s["recycles"] = {"preset": "turnover"}, 2  # a 31-card stock: turn 32 at the earliest, seat 1's
+    assert state_json.to_json(state_json.from_json(s))["turn"] == 33
+
+
+def test_a_recycle_at_turn_0_with_the_full_stock_is_refused():
+    s = _classic_deal()
+    s["recycles"] = 1
+    with pytest.raises(PositionError) as e:
+        state_json.from_json(s)
+    assert str(e.value) == ("invalid position: recycles 1 at turn 0 cannot occur: the stock dealt holds 31 cards, "
+                            "drawn one a turn, so the first recycle comes at turn 31 at the earliest and each later "
+                            "one a turn after the last; at turn 0 at most 0 (RULES.md §6); the stock holds 31 cards")
+
+
+def test_unlimited_recycles_are_bounded_by_the_turn():
+    s = _classic_deal()
+    s["rules"] = "turnover"  # max_recycles unlimited
+    s["turn"] = 40
+    s["recycles"] = 10  # 40 - 31 + 1: the first at turn 31, then one a turn
+    assert state_json.from_json(s).recycles == 10
+    for bad in (11, 1_000_000_000):
+        s["recycles"] = bad
+        with pytest.raises(PositionError) as e:
+            state_json.from_json(s)
+        assert f"recycles {bad} at turn 40 cannot occur" in str(e.value) and "at turn 40 at most 10" in str(e.value)
+
+
+def test_rum500_a_seat_that_melded_with_no_meld_points_is_refused():
+    env = _random_until("rum500", 2, lambda e: all(e.state_dict()["has_melded"]) and e.state_dict()["phase"] == "draw")
+    s = env.state_dict()
+    total = sum(s["meld_points"])
+    assert all(p > 0 for p in s["meld_points"])
+    s["meld_points"] = [total, 0]  # the table's points, all given to seat 0
+    with pytest.raises(PositionError) as e:
+        state_json.from_json(s)
+    assert str(e.value) == ("invalid position: meld_points[1] is 0 but seat 1 has melded or laid off this hand "
+                            "(has_melded true): each card melded or laid off scores for it, at least 1 point "
+                            "(RULES.md §10.4)")
