@@ -95,14 +95,55 @@ def save_checkpoint(path: Path, model: MaskablePPO, pool: OpponentPool, state: d
     return path
 
 
+_STATE_COUNTERS = ("num_timesteps", "next_snapshot", "next_eval", "next_checkpoint")
+
+
+def _check_trainer_state(state: Any) -> int:
+    """Check a checkpoint's ``trainer_state.json`` (as ``Trainer.state`` writes it) and
+    return its ``num_timesteps``.
+
+    Raises:
+        ValueError: not an object; ``num_timesteps`` not an int >= 0; a schedule
+            (``next_snapshot``, ``next_eval``, ``next_checkpoint``) not a number >= 0
+            (``next_eval`` may be Infinity: no evaluations); ``eval_history`` not a list;
+            ``best_score`` not null or a finite number; ``wall_time_s`` not a finite
+            number >= 0. The message names the field, its value and what is allowed.
+    """
+    from rummy_env.brief import brief
+
+    if not isinstance(state, dict):
+        raise ValueError(f"it must be a JSON object, got {type(state).__name__}")
+    for key in _STATE_COUNTERS:
+        if key not in state:
+            raise ValueError(f"{key} is missing")
+        v = state[key]
+        if key == "num_timesteps":
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"num_timesteps must be an int >= 0 (learner timesteps trained), got {brief(v)}")
+        elif (not isinstance(v, (int, float)) or isinstance(v, bool) or math.isnan(v) or v < 0
+              or (math.isinf(v) and key != "next_eval")):
+            raise ValueError(f"{key} must be a number >= 0 (a learner timestep)"
+                             + (" or Infinity (no evaluations)" if key == "next_eval" else "") + f", got {brief(v)}")
+    if not isinstance(state.get("eval_history", []), list):
+        raise ValueError(f"eval_history must be a list of evaluations, got {brief(state['eval_history'])}")
+    best = state.get("best_score")
+    if best is not None and (not isinstance(best, (int, float)) or isinstance(best, bool) or not math.isfinite(best)):
+        raise ValueError(f"best_score must be null or a finite number, got {brief(best)}")
+    wall = state.get("wall_time_s", 0.0)
+    if not isinstance(wall, (int, float)) or isinstance(wall, bool) or not math.isfinite(wall) or wall < 0:
+        raise ValueError(f"wall_time_s must be a finite number of seconds >= 0, got {brief(wall)}")
+    return state["num_timesteps"]
+
+
 def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[str, Any]:
     """Read and check a checkpoint folder (or its ``model.zip``).
 
     Returns ``{"model_path", "pool", "state"}``.
 
     Raises:
-        CheckpointError: missing files, corrupt contents, or rules / observation size
-            that differ from this run's.
+        CheckpointError: missing files, corrupt contents (a ``trainer_state.json`` that
+            ``_check_trainer_state`` refuses, or whose ``num_timesteps`` is not its
+            model's), or rules / observation size that differ from this run's.
     """
     p = Path(path)
     if p.is_file() and p.name == "model.zip":
@@ -128,11 +169,15 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
         part = "pool.pt (the opponent pool's snapshots)"
         pool_state = torch.load(p / "pool.pt", weights_only=True)
         part = "trainer_state.json"
-        steps = int(state["num_timesteps"])
+        steps = _check_trainer_state(state)
     except Exception as e:  # noqa: BLE001 - any failure here means a corrupt checkpoint
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {part} cannot be read "
                               f"({first})") from None
+    model_steps = data.get("num_timesteps")
+    if isinstance(model_steps, int) and model_steps != steps:
+        raise CheckpointError(f"checkpoint {p} is corrupt: trainer_state.json says num_timesteps {steps:,}, its "
+                              f"model.zip {model_steps:,} (a checkpoint writes both at the same step)")
     theirs = Rules.from_json(meta["rules"])
     if theirs != rules:
         raise CheckpointError(
@@ -376,6 +421,8 @@ class Trainer:
     def checkpoint(self) -> Path:
         """Write ``checkpoints/step_N`` (model, pool, trainer state, rules) and return its path."""
         self.state["wall_time_s"] = self.wall_time()
+        # the model's own count (an interrupt may fall between its step and the callback's)
+        self.state["num_timesteps"] = self.model.num_timesteps
         path = self.run_dir / "checkpoints" / f"step_{self.state['num_timesteps']}"
         save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules)
         if self.verbose:
@@ -389,6 +436,16 @@ class Trainer:
         remaining = cfg.timesteps - self.state["num_timesteps"]
         cb = SelfPlayCallback(self)
         self.progress_bar = RolloutProgressBar() if cfg.progress else None
+        if remaining <= 0:
+            # a resumed checkpoint that already reaches --timesteps: nothing to train, so the
+            # checkpoint is left as it is; the final model and report are still written
+            from stable_baselines3.common.logger import configure
+
+            self.model.set_logger(configure(str(self.run_dir / "tb" / "final"), ["tensorboard"]))
+            if self.verbose:
+                print(f"[resume] the checkpoint has {self.state['num_timesteps']:,} timesteps, already "
+                      f"--timesteps {cfg.timesteps:,}: nothing to train; writing final_model.zip and the report",
+                      flush=True)
         try:
             if remaining > 0:
                 self.model.learn(total_timesteps=remaining, callback=[cb, self.progress_bar] if cfg.progress else cb,
@@ -398,8 +455,9 @@ class Trainer:
             print(f"\ninterrupted: checkpoint saved to {path}; resume with --resume {path}", flush=True)
             self.venv.close()
             raise
-        self.state["num_timesteps"] = self.model.num_timesteps
-        self.checkpoint()
+        if remaining > 0:
+            self.state["num_timesteps"] = self.model.num_timesteps
+            self.checkpoint()
         self.model.save(self.run_dir / "final_model.zip")
         report = self.final_report()
         self.venv.close()
