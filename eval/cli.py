@@ -22,6 +22,10 @@ import time
 from typing import Any
 
 
+MAX_SEED = 2**62 - 1
+"""The largest ``--seed`` (the same bound as ``rummy web --seed``)."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``rummy eval`` flags to ``parser``."""
     parser.add_argument("--agents", nargs="+", required=True, metavar="NAME",
@@ -195,7 +199,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``rummy eval``; returns the exit code.
 
     Raises:
-        ValueError: bad agent names or paths, rules, deals or workers (the ``rummy``
+        ValueError: bad agent names or paths, rules, deals, seed or workers (the ``rummy``
             dispatcher prints the message and exits 2).
     """
     from rich.console import Console
@@ -214,6 +218,8 @@ def main(args: argparse.Namespace) -> int:
 
     if len(args.agents) < 2:
         raise ValueError("--agents needs at least two agents")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ValueError(f"--seed must be an int in 0..{MAX_SEED} (2**62 - 1), got {args.seed}")
     for nm in args.agents:
         make_agent(nm)
     rules = Rules.make(args.rules, num_players=args.players)

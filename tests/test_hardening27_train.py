@@ -102,3 +102,62 @@ def test_rummy_train_resume_of_a_negative_step_count_exits_2(trained, tmp_path, 
     err = capsys.readouterr().err
     assert "num_timesteps must be an int >= 0 (learner timesteps trained), got -100" in err
     assert "Traceback" not in err
+
+
+# ------------------------------------------------------------------ 7. the command line
+
+def test_rummy_train_seed_minus_1_names_the_flag(tmp_path, capsys):
+    assert rummy(["train", "--seed", "-1", "--out", str(tmp_path / "run"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "rummy train: error: --seed must be an int in 0..4294967295 (numpy's seed range, 2**32 - 1), got -1" in err
+    assert not (tmp_path / "run").exists()  # refused before anything is written
+
+
+def test_train_config_seed_out_of_range_is_refused():
+    with pytest.raises(ValueError) as e:
+        TrainConfig(seed=2**32).validate()
+    assert str(e.value) == "seed must be an int in 0..4294967295 (numpy's seed range, 2**32 - 1), got 4294967296"
+
+
+def test_rummy_eval_seed_minus_1_is_refused(capsys):
+    assert rummy(["eval", "--agents", "random", "random", "--deals", "1", "--seed", "-1", "--hands", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "rummy eval: error: --seed must be an int in 0..4611686018427387903 (2**62 - 1), got -1" in err
+
+
+def _serve(args: list[str]):
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime", reason="needs the serve extra: pip install 'rummy-env[serve]'")
+    pytest.importorskip("uvicorn", reason="needs the serve extra: pip install 'rummy-env[serve]'")
+    from policy_helpers import tiny_policy
+
+    return subprocess.run([sys.executable, "-m", "rummy_env.cli", "serve", "--policy", str(tiny_policy()["export"]),
+                           *args], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"))
+
+
+def test_rummy_serve_on_a_port_in_use_says_it_in_one_line():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = _serve(["--port", str(port)])
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines == [f"rummy serve: error: cannot listen on 127.0.0.1:{port} (Address already in use); "
+                     "choose another --port"], r.stderr
+
+
+def test_rummy_serve_with_a_host_that_is_no_address_refuses_before_warning():
+    r = _serve(["--port", "0", "--host", "999.1.1.1"])
+    assert r.returncode == 2
+    assert "reachable from other machines" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "rummy serve: error: --host 999.1.1.1: not an IP address or a host name this machine resolves ("), r.stderr
+    assert lines[0].endswith("); give e.g. 127.0.0.1 (this machine only, the default) or 0.0.0.0 (every interface)")
