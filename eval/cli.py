@@ -68,6 +68,7 @@ def render(res: dict[str, Any]) -> str:
 
 def _tables(res: dict[str, Any]) -> list:
     from rich.table import Table
+    from rich.text import Text
 
     st = res["settings"]
     matches = st["matches"]
@@ -94,8 +95,10 @@ def _tables(res: dict[str, Any]) -> list:
         t.add_section()
     out.append(t)
     rt = res["ratings"]
-    r = Table(title="ratings (" + ("Elo, Bradley-Terry fit, mean 1500" if rt["kind"] == "elo"
-                                   else "OpenSkill Plackett-Luce: mu, sigma, ordinal = mu - 3 sigma") + ")")
+    # a short title (a long one wraps over the narrow table's width); what the numbers
+    # are follows the table as one line
+    elo = rt["kind"] == "elo"
+    r = Table(title="ratings (Elo)" if elo else "ratings (OpenSkill)")
     r.add_column("agent")
     if rt["kind"] == "elo":
         r.add_column("Elo", justify="right")
@@ -107,6 +110,8 @@ def _tables(res: dict[str, Any]) -> list:
         for nm, v in sorted(rt["ratings"].items(), key=lambda kv: -kv[1]["ordinal"]):
             r.add_row(nm, f"{v['mu']:.2f}", f"{v['sigma']:.2f}", f"{v['ordinal']:.2f}")
     out.append(r)
+    out.append(Text("Elo: a Bradley-Terry fit of the results, mean 1500" if elo
+                    else "OpenSkill: Plackett-Luce; ordinal = mu - 3 sigma, the ranking's key"))
     return out
 
 

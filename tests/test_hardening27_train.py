@@ -161,3 +161,134 @@ def test_rummy_serve_with_a_host_that_is_no_address_refuses_before_warning():
     assert len(lines) == 1 and lines[0].startswith(
         "rummy serve: error: --host 999.1.1.1: not an IP address or a host name this machine resolves ("), r.stderr
     assert lines[0].endswith("); give e.g. 127.0.0.1 (this machine only, the default) or 0.0.0.0 (every interface)")
+
+
+# ------------------------------------------------------------------ 9-12. what a run prints and writes
+
+@pytest.fixture(scope="module")
+def verbose_run(tmp_path_factory):
+    """A tiny run with a warm start and evaluations, its printed log and its folder."""
+    import contextlib
+    import io
+
+    run = tmp_path_factory.mktemp("verbose") / "run"
+    cfg = tiny_config(run, timesteps=256, eval_every=128, eval_baselines=["random", "greedy"],
+                      warmstart_decisions=300, warmstart_epochs=1, warmstart_dagger_rounds=0)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rep = Trainer(cfg, verbose=1).learn()
+    return run, out.getvalue(), rep
+
+
+def test_a_run_says_its_warm_start_up_front_and_where_it_wrote_its_files(verbose_run):
+    run, log, _ = verbose_run
+    lines = log.splitlines()
+    assert lines[0] == ("[plan] first a warm start: clone 300 heuristic decisions (+0 DAgger round(s); the default "
+                        "800,000 take over 5 minutes on 2 cores, whatever --timesteps is; --set "
+                        f"warmstart_decisions=0 skips it), then PPO to 256 learner timesteps; the run writes to {run}/")
+    assert lines[1].startswith("[warm start] cloned 300 heuristic decisions")
+    assert lines[-1] == (f"[done] wrote final_model.zip, best_model.zip, report.md, report.json, eval_history.json, "
+                         f"learning_curve.png in {run}/ (checkpoints in {run}/checkpoints/, TensorBoard logs in "
+                         f"{run}/tb/)")
+
+
+def test_the_final_evaluation_says_it_starts_and_reports_each_baseline(verbose_run):
+    _, log, _ = verbose_run
+    start = log.index("[final evaluation] 2 duplicate match seeds against each of random, greedy (both seat "
+                      "rotations, 2 worker(s)); a line per baseline")
+    assert log.index("[final evaluation] vs random (") > start
+    assert log.index("[final evaluation] vs greedy (") > log.index("[final evaluation] vs random (")
+
+
+def test_the_learning_curve_starts_at_the_warm_started_policy(verbose_run):
+    run, log, _ = verbose_run
+    hist = json.loads((run / "eval_history.json").read_text())
+    assert [h["timesteps"] for h in hist] == [0, 128, 256, 256]  # step 0, two in-run, the final one
+    assert [bool(h.get("final")) for h in hist] == [False, False, False, True]
+    assert "[eval @ 0 steps] the warm-started policy before PPO: 2 duplicate deals per baseline" in log
+
+
+def test_the_report_names_both_speeds_and_prints_percentages(verbose_run):
+    run, _, rep = verbose_run
+    j = json.loads((run / "report.json").read_text())
+    assert j["timesteps_per_s"] == pytest.approx(256 / j["wall_time_s"], rel=0.02)
+    assert j["ppo_timesteps_per_s"] == pytest.approx(256 / j["ppo_wall_time_s"], rel=0.02)
+    assert j["ppo_wall_time_s"] < j["wall_time_s"] and j["ppo_timesteps_per_s"] > j["timesteps_per_s"]
+    assert j["warm_start_s"] > 0
+    md = (run / "report.md").read_text()
+    r = rep["results"]["random"]
+    lo, hi = r["match_win_ci"]
+    assert f"| random | 4 | {100 * r['match_win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] |" in md
+    assert (f"Throughput: {j['timesteps_per_s']:,.0f} learner timesteps/s over the whole run "
+            f"({j['wall_time_s'] / 60:.1f} min, the warm start's ") in md
+    assert f"; {j['ppo_timesteps_per_s']:,.0f}/s in the PPO phase alone ({j['ppo_wall_time_s'] / 60:.1f} min)." in md
+
+
+def test_ctrl_c_during_the_warm_start_says_nothing_was_saved(tmp_path, monkeypatch, capsys):
+    from rummy_env.train import warmstart
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(warmstart, "warm_start", interrupted)
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(tiny_config(run, warmstart_decisions=300), verbose=1)
+    out = capsys.readouterr().out
+    assert ("interrupted during the warm start, before any PPO step: nothing was saved (checkpoints hold PPO "
+            "progress); run the command again to start over, or add --set warmstart_decisions=0 to skip the warm "
+            "start") in out
+    assert not (run / "checkpoints").exists()
+
+
+def test_log_lines_start_a_line_of_their_own_after_a_log_files_progress_bar(tmp_path, capsys):
+    import io
+    import types
+
+    t = Trainer.__new__(Trainer)
+    t.verbose = 1
+    fp = io.StringIO()
+    fp.write("timesteps:  47%|####6     | 120/256")
+    t.progress_bar = types.SimpleNamespace(pbar=types.SimpleNamespace(fp=fp))
+    t.say("[checkpoint] x")  # pytest's stderr is no terminal, as a log file
+    assert fp.getvalue().endswith("120/256\n")
+    assert capsys.readouterr().out == "[checkpoint] x\n"
+
+
+def test_points_panel_is_scaled_without_random_and_the_final_point_moves_right(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib", reason="needs the eval extra: pip install 'rummy-env[eval]'")
+    import matplotlib.pyplot as plt
+
+    from rummy_env.train.report import plot_learning_curve
+
+    def row(rate, pts):
+        return {"mode": "matches", "win_rate": rate, "win_ci": [rate - 0.1, rate + 0.1], "points_per_hand": pts,
+                "points_ci": [pts - 1, pts + 1]}
+
+    hist = [{"timesteps": t, "random": row(1.0, 48.0), "greedy": row(0.5, g), **({"final": True} if f else {})}
+            for t, g, f in ((0, -2.0, False), (1000, 1.0, False), (1000, 1.5, True))]
+    figs = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figs.append(fig))
+    plot_learning_curve(hist, ["random", "greedy"], tmp_path / "c.png", "t")
+    ax, bx = figs[-1].axes
+    lo, hi = bx.get_ylim()
+    assert -3.0 - 1 < lo < -3.0 and 2.5 < hi < 2.5 + 1  # greedy's intervals -3..2.5 and 0, padded 10%
+    labels = [t.get_text() for t in bx.get_legend().get_texts()]
+    assert labels == ["vs random (+48.0 at the end, off this scale)", "vs greedy"]
+    stars = [ln for ln in ax.lines if ln.get_marker() == "*" and len(ln.get_xdata())]
+    assert stars and all(ln.get_xdata()[0] == pytest.approx(1015.0) for ln in stars)  # 1.5% of 0..1000
+    assert "final evaluation" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close("all")
+
+
+def test_the_ratings_title_is_short_and_its_meaning_a_line_below():
+    from rummy_env.eval.cli import render
+    from rummy_env.eval.tournament import run_tournament
+
+    res = run_tournament(["random", "greedy"], rules="classic", deals=1, seed=0, matches=False)
+    text = render(res)
+    lines = [ln.strip() for ln in text.splitlines()]
+    assert "ratings (Elo)" in lines or "ratings (OpenSkill)" in lines
+    assert ("Elo: a Bradley-Terry fit of the results, mean 1500" in lines
+            or "OpenSkill: Plackett-Luce; ordinal = mu - 3 sigma, the ranking's key" in lines)
+    assert not any(ln.startswith("ratings (") and not ln.endswith(")") for ln in lines)  # not wrapped

@@ -17,10 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-pytest.importorskip("fastapi")
+from extras import needs
+
+httpx = needs("httpx")
+
+needs("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from rummy_env.agents import web  # noqa: E402

@@ -273,6 +273,12 @@ class SelfPlayCallback(BaseCallback):
         self.logger.record("perf/opponent_time_s", venv.opponent_time)
         self.logger.record("perf/wall_s", dt)
 
+    def _on_training_start(self) -> None:
+        # the learning curve's first point: the policy as the warm start left it (here, once
+        # learn has set up the logger the evaluation records to)
+        if self.model.num_timesteps == 0 and self.t.cfg.eval_every > 0:
+            self.t._evaluate_before_ppo()
+
     def _on_rollout_start(self) -> None:
         pass
 
@@ -334,14 +340,31 @@ class Trainer:
             if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
                 from .warmstart import sb3_forward, warm_start
 
-                self.state["warm_start"] = warm_start(cfg, self.rules, list(self.model.policy.parameters()),
-                                                      sb3_forward(self.model.policy), verbose=verbose)
+                if verbose:
+                    print(f"[plan] first a warm start: clone {cfg.warmstart_decisions:,} {cfg.warmstart_teacher} "
+                          f"decisions (+{cfg.warmstart_dagger_rounds} DAgger round(s); the default 800,000 take "
+                          "over 5 minutes on 2 cores, whatever --timesteps is; --set warmstart_decisions=0 skips "
+                          f"it), then PPO to {cfg.timesteps:,} learner timesteps; the run writes to {self.run_dir}/",
+                          flush=True)
+                try:
+                    self.state["warm_start"] = warm_start(cfg, self.rules, list(self.model.policy.parameters()),
+                                                          sb3_forward(self.model.policy), verbose=verbose)
+                except KeyboardInterrupt:
+                    self.venv.close()
+                    print("\ninterrupted during the warm start, before any PPO step: nothing was saved (checkpoints "
+                          "hold PPO progress); run the command again to start over, or add --set "
+                          "warmstart_decisions=0 to skip the warm start", flush=True)
+                    raise
+            elif verbose:
+                print(f"[plan] PPO to {cfg.timesteps:,} learner timesteps (no warm start); the run writes to "
+                      f"{self.run_dir}/", flush=True)
         self._restore_pool()
         # rollouts on one torch thread (the workers, or the in-process games, use the other
         # core; a second thread in small forward passes only stalls when a core is busy),
         # the PPO update on torch_threads (SelfPlayPPO)
         self.model.update_threads = cfg.torch_threads
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
+        self._side_s = 0.0  # seconds of evaluations and checkpoints inside learn (not PPO's time)
 
     # -- construction helpers
     def _make_venv(self):
@@ -371,6 +394,24 @@ class Trainer:
                 net.load_state_dict(sd)
                 self._add_snapshot_net(net, step)
 
+    # -- output
+    def say(self, msg: str) -> None:
+        """Print one line of the run's log (when ``verbose``) on a line of its own: above
+        the progress bar while one is drawn (``tqdm.write``), never glued onto it."""
+        if not self.verbose:
+            return
+        bar = self.progress_bar
+        if bar is not None and getattr(bar, "pbar", None) is not None and not getattr(bar.pbar, "disable", False):
+            import tqdm
+
+            if not sys.stderr.isatty():  # a log file: the bar's line has no newline of its own
+                bar.pbar.fp.write("\n")
+                bar.pbar.fp.flush()
+            tqdm.tqdm.write(msg, file=sys.stdout)
+            sys.stdout.flush()
+        else:
+            print(msg, flush=True)
+
     # -- scheduled work
     def on_step(self, t: int) -> None:
         """Called after every vector step at learner timestep ``t``: snapshot, evaluate and
@@ -380,12 +421,14 @@ class Trainer:
         if t >= st["next_snapshot"]:
             self._add_snapshot_net(ActorNet.from_policy(self.model.policy), t)
             st["next_snapshot"] = t + self.cfg.snapshot_every
+        side0 = time.perf_counter()
         if t >= st["next_eval"]:
             self.evaluate(t, self.cfg.eval_deals)
             st["next_eval"] = t + self.cfg.eval_every
         if t >= st["next_checkpoint"]:
             self.checkpoint()
             st["next_checkpoint"] = t + self.cfg.checkpoint_every
+        self._side_s += time.perf_counter() - side0  # not PPO's time (ppo_timesteps_per_s)
 
     def wall_time(self) -> float:
         """Seconds of training so far, warm start included, across resumes."""
@@ -406,8 +449,7 @@ class Trainer:
             self.model.save(self.run_dir / "best_model.zip")
         if self.progress_bar is not None:
             self.progress_bar.show_evaluation(res)
-        if self.verbose:
-            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}", flush=True)
+        self.say(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}")
         return res
 
     def _record(self, t: int, res: dict[str, dict[str, Any]], final: bool = False) -> None:
@@ -425,8 +467,7 @@ class Trainer:
         self.state["num_timesteps"] = self.model.num_timesteps
         path = self.run_dir / "checkpoints" / f"step_{self.state['num_timesteps']}"
         save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules)
-        if self.verbose:
-            print(f"[checkpoint] {path}", flush=True)
+        self.say(f"[checkpoint] {path}")
         return path
 
     # -- the run
@@ -446,6 +487,8 @@ class Trainer:
                 print(f"[resume] the checkpoint has {self.state['num_timesteps']:,} timesteps, already "
                       f"--timesteps {cfg.timesteps:,}: nothing to train; writing final_model.zip and the report",
                       flush=True)
+        steps0, self._side_s = self.state["num_timesteps"], 0.0
+        learn0 = time.perf_counter()
         try:
             if remaining > 0:
                 self.model.learn(total_timesteps=remaining, callback=[cb, self.progress_bar] if cfg.progress else cb,
@@ -457,24 +500,57 @@ class Trainer:
             raise
         if remaining > 0:
             self.state["num_timesteps"] = self.model.num_timesteps
+            ppo = self.state.setdefault("ppo", {"wall_s": 0.0, "timesteps": 0})
+            ppo["wall_s"] += time.perf_counter() - learn0 - self._side_s
+            ppo["timesteps"] += self.model.num_timesteps - steps0
             self.checkpoint()
         self.model.save(self.run_dir / "final_model.zip")
         report = self.final_report()
         self.venv.close()
+        files = ["final_model.zip"] + (["best_model.zip"] if (self.run_dir / "best_model.zip").is_file() else [])
+        files += ["report.md", "report.json", "eval_history.json"]
+        files += ["learning_curve.png"] if (self.run_dir / "learning_curve.png").is_file() else []
+        self.say(f"[done] wrote {', '.join(files)} in {self.run_dir}/ (checkpoints in {self.run_dir}/checkpoints/, "
+                 f"TensorBoard logs in {self.run_dir}/tb/)")
         return report
+
+    def _evaluate_before_ppo(self) -> None:
+        """Evaluate the policy as the warm start left it, at step 0 (the learning curve's
+        first point), on ``eval_deals``; its time is not PPO's."""
+        t0 = time.perf_counter()
+        self.say(f"[eval @ 0 steps] the {'warm-started' if 'warm_start' in self.state else 'initial'} policy "
+                 f"before PPO: {self.cfg.eval_deals} duplicate deals per baseline")
+        self.evaluate(0, self.cfg.eval_deals)
+        self._side_s += time.perf_counter() - t0
 
     def final_report(self) -> dict[str, Any]:
         """Evaluate the final model on ``final_eval_deals`` against each baseline and write
         ``report.json``, ``report.md`` and ``learning_curve.png``."""
         t = self.model.num_timesteps
-        res = evaluate_vs_baselines(greedy_agent(self.model), self.rules, self.cfg.eval_baselines,
-                                    self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed,
-                                    workers=self.cfg.eval_workers, matches=self.cfg.eval_matches)
+        cfg = self.cfg
+        agent = greedy_agent(self.model)
+        deals = cfg.final_eval_deals
+        unit = "match seeds" if (cfg.eval_matches if cfg.eval_matches is not None
+                                 else self.rules.target is not None) else "deals"
+        self.say(f"[final evaluation] {deals} duplicate {unit} against each of {', '.join(cfg.eval_baselines)} "
+                 f"(both seat rotations, {cfg.eval_workers} worker(s)); a line per baseline")
+        res: dict[str, dict[str, Any]] = {}
+        for b in cfg.eval_baselines:
+            t0 = time.perf_counter()
+            res.update(evaluate_vs_baselines(agent, self.rules, [b], deals, seed=20_000 + cfg.seed,
+                                             workers=cfg.eval_workers, matches=cfg.eval_matches))
+            self.say(f"[final evaluation] vs {b} ({time.perf_counter() - t0:.0f}s): {summary_line({b: res[b]})}")
         self._record(t, res, final=True)
         wall = self.wall_time()
+        ppo = self.state.get("ppo", {})
+        ws = self.state.get("warm_start", {})
         report = {"timesteps": t, "wall_time_s": round(wall, 1),
                   "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
-                  "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res}
+                  "ppo_wall_time_s": round(ppo.get("wall_s", 0.0), 1),
+                  "ppo_timesteps_per_s": (round(ppo["timesteps"] / ppo["wall_s"], 1)
+                                          if ppo.get("wall_s", 0) > 0 else None),
+                  "warm_start_s": round(ws.get("collect_s", 0.0) + ws.get("fit_s", 0.0), 1),
+                  "rules": self.rules.to_json(), "deals": deals, "results": res}
         write_report(self.run_dir, report, f"Evaluation after {t:,} timesteps ({wall / 60:.1f} min)", self.verbose)
         self._plot_curve()
         return report
