@@ -327,6 +327,23 @@ class ActionLayout:
         return ActionLayout(kind)
 
 
+def action_forms(kind: str = "standard") -> str:
+    """The action texts a ``kind`` of table takes, as the help of a refused text lists
+    them (API.md's action text): ``'draw discard 7H'`` only where the pile is dug
+    (``is_rum500``, RULES.md §10.4), the ``JK`` forms only with jokers (§10.2).
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    dig, jokers = is_rum500(kind), "jokers" in kind_features(kind)
+    forms = ["'draw stock'", "'draw discard'"] + (["'draw discard 7H' (the 7H and every card above it)"] if dig
+                                                  else [])
+    forms += ["'meld 4H 5H 6H'"] + (["'meld 4H JK=5H 6H'"] if jokers else [])
+    forms += ["'layoff JC set|low|high'", "'layoff JC'"] + (["'layoff JK=7H high'"] if jokers else [])
+    forms += ["'discard KS'"] + (["'discard JK'"] if jokers else [])
+    return "forms: " + ", ".join(forms)
+
+
 def parse_action(text: str, kind: str = "standard"):
     """Parse action text into an id of a ``kind`` of table (API.md's forms, cards in any
     order, case-insensitive; jokers as ``JK`` and ``JK=5H`` at a jokers table).
@@ -340,9 +357,7 @@ def parse_action(text: str, kind: str = "standard"):
     Raises:
         ValueError: the text names no action of this kind; the message lists the forms.
     """
-    forms = ("forms: 'draw stock', 'draw discard', 'draw discard 7H' (dig tables), 'meld 4H 5H 6H', "
-             "'meld 4H JK=5H 6H' (jokers), 'layoff JC set|low|high', 'layoff JC', 'layoff JK=7H high', "
-             "'discard KS', 'discard JK'")
+    forms = action_forms(kind) if kind in TABLE_KINDS else action_forms("standard")
     lay = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
     jokers = lay is not None and lay.max_jokers > 0
     if not isinstance(text, str):

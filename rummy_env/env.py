@@ -46,7 +46,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine, state_json
-from .actions import action_text, num_actions, table_kind
+from .actions import action_text, is_rum500, num_actions, table_kind
 from .cards import TEXT_OF, count_cards, sort_key
 from .engine import GameState, IllegalActionError
 from .observation import Encoder, action_mask, obs_low, obs_size
@@ -242,7 +242,8 @@ class raw_env(AECEnv):
 
     @property
     def _payoff_type(self) -> type:
-        return float if self.kind == "rum500" else int  # INFO_KEYS: floats at every 500 Rum table
+        # INFO_KEYS: floats at every 500 Rum table, the deck variants' ("rum500+jokers", ...) too
+        return float if is_rum500(self.kind) else int
 
     def step(self, action: int | None) -> None:
         """Apply the selected agent's action (an id in ``0..N-1``, ``N = self.num_actions``).

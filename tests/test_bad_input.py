@@ -5,6 +5,7 @@ allowed, change nothing (position, RNG state, files), and never raise a tracebac
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -84,7 +85,10 @@ ENV_CALLS = [  # (what is done to a started env, error type, words)
     (lambda e: e.reset(options={"state": dict(POS, scores=[10**400, 0])}), ValueError, "scores"),
     (lambda e: e.reset(options={"state": dict(POS, turn=2.0)}), ValueError, "turn"),
     (lambda e: e.unwrapped.observe("player_9"), ValueError, "unknown agent"),
-    (lambda e: e.unwrapped.action_id("fly away"), ValueError, ""),
+    # the classic table's forms only: no dig ('draw discard 7H') or joker ('JK') forms (issue 27)
+    (lambda e: e.unwrapped.action_id("fly away"), ValueError,
+     re.escape("'fly away' names no action; forms: 'draw stock', 'draw discard', 'meld 4H 5H 6H', "
+               "'layoff JC set|low|high', 'layoff JC', 'discard KS'") + "$"),
 ]
 
 

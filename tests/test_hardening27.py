@@ -350,3 +350,33 @@ def test_rum500_a_seat_that_melded_with_no_meld_points_is_refused():
     assert str(e.value) == ("invalid position: meld_points[1] is 0 but seat 1 has melded or laid off this hand "
                             "(has_melded true): each card melded or laid off scores for it, at least 1 point "
                             "(RULES.md §10.4)")
+
+
+# ------------------------------------------------------------------ 13. "not a move" lists the table's forms
+
+@pytest.mark.parametrize("preset,dig,jokers", [("classic", False, False), ("rum500", True, False),
+                                               ("jokers", False, True), ("two_decks", False, False)])
+def test_a_text_that_names_no_action_lists_only_this_tables_forms(preset, dig, jokers):
+    env = rummy_v0.raw_env(rules=preset)
+    env.reset(seed=0)
+    with pytest.raises(ValueError) as e:
+        env.action_id("fly away")
+    msg = str(e.value)
+    assert msg.startswith("'fly away' names no action; forms: 'draw stock', 'draw discard', ")
+    assert ("'draw discard 7H'" in msg) == dig
+    assert ("JK" in msg) == jokers
+    for form in ("'meld 4H 5H 6H'", "'layoff JC set|low|high'", "'layoff JC'", "'discard KS'"):
+        assert form in msg
+
+
+def test_rummy_play_at_a_classic_table_shows_no_joker_or_dig_forms(monkeypatch, capsys):
+    import io
+    import sys
+
+    from rummy_env.cli import main as rummy
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("fly away\nquit\n"))
+    rummy(["play", "--opponent", "random", "--rules", "classic", "--seed", "0"])
+    text = capsys.readouterr().out
+    assert "not a move: 'fly away' names no action; forms: 'draw stock', 'draw discard', 'meld 4H 5H 6H'" in text
+    assert "JK" not in text and "7H' (the 7H" not in text

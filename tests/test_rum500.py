@@ -653,12 +653,54 @@ def test_training_envs_declare_the_envs_observation_box_at_rum500():
     assert float(venv.observation_space.low[0]) == -np.inf and venv.action_space.n == 631
 
 
-def test_infos_payoffs_are_floats_at_every_500_rum_table_and_dig_texts_need_the_count():
-    from rummy_env.actions import action_text
+RUM500_TABLES = {  # one table of every 500 Rum kind (actions.table_kind), the dig-only classic table among them
+    "classic-dig": Rules.preset("classic", draw="dig", max_recycles=0),  # winner_takes scoring, digging
+    "rum500": Rules.preset("rum500"),
+    "rum500+around": Rules.preset("rum500", aces="around"),
+    "rum500+jokers": Rules.preset("rum500", jokers=2),
+    "rum500+two_decks": Rules.preset("rum500", decks=2, num_players=5),
+}
 
-    env = rummy_v0.raw_env(rules=Rules.preset("classic", draw="dig", max_recycles=0))  # winner_takes, dig
+
+def test_the_500_rum_tables_cover_every_kind_of_500_rum_variant():
+    from rummy_env.actions import TABLE_KINDS, is_rum500, kind_features, table_kind
+
+    kinds = {table_kind(r) for r in RUM500_TABLES.values()}
+    assert all(is_rum500(k) for k in kinds)
+    # each deck variant of RULES.md §10.1-10.3 at 500 Rum, alone
+    assert {f for k in kinds for f in kind_features(k)} == {"around", "jokers", "two_decks"}
+    assert kinds <= set(TABLE_KINDS) and len(kinds) == 4  # classic-dig is a plain rum500 kind
+
+
+@pytest.mark.parametrize("name", list(RUM500_TABLES))
+def test_infos_payoffs_are_floats_at_every_500_rum_table_and_dig_texts_round_trip(name):
+    import random
+
+    rules = RUM500_TABLES[name]
+    env = rummy_v0.raw_env(rules=rules)
     env.reset(seed=1)
     assert all(type(x) is float for x in env.infos["player_0"]["hand_result"]["payoffs"])
+    rng = random.Random(1)
+    digs = 0
+    while not any(env.terminations.values()):
+        legal = env.legal_actions()
+        for a in legal:  # every legal action's text names that action at this table
+            t = env.action_text(a)
+            if t.startswith("draw discard "):
+                digs += 1
+                assert env.action_id(t) == a
+        env.step(rng.choice(legal))
+    for agent in env.possible_agents:
+        pay = env.infos[agent]["hand_result"]["payoffs"]
+        assert all(type(x) is float for x in pay) and abs(sum(pay)) < 1e-6  # zero-sum (API.md)
+    assert digs > 0  # the pile was dug somewhere in the hand
+
+
+def test_dig_texts_need_the_count():
+    from rummy_env.actions import action_text
+
+    env = rummy_v0.raw_env(rules=RUM500_TABLES["classic-dig"])
+    env.reset(seed=1)
     with pytest.raises(ValueError, match="0..578"):
         action_text(600)  # a standard table's ids by default
     assert action_text(600, 631) == "draw discard 9D" and env.action_text(600) == "draw discard 9D"
