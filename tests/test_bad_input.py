@@ -10,6 +10,8 @@ import re
 import numpy as np
 import pytest
 
+from extras import needs
+
 from rummy_env import Rules, SingleAgentEnv, engine, rummy_v0, state_json
 from rummy_env.cli import main as rummy
 
@@ -190,6 +192,8 @@ CLI = [  # (argv, words of the message)
 
 @pytest.mark.parametrize("argv, needle", CLI, ids=lambda x: " ".join(x)[:40] if isinstance(x, list) else None)
 def test_cli(tmp_path, monkeypatch, capsys, argv, needle):
+    if argv[0] == "train":
+        needs("torch")
     monkeypatch.chdir(tmp_path)
     f = tmp_path / "a_file"
     f.write_text("x")
@@ -207,6 +211,7 @@ def test_cli(tmp_path, monkeypatch, capsys, argv, needle):
 
 @pytest.fixture(scope="module")
 def client():
+    needs("fastapi")
     from fastapi.testclient import TestClient
 
     from policy_helpers import tiny_policy
@@ -236,6 +241,11 @@ SERVER = [  # (request kwargs, status, words)
 
 @pytest.mark.parametrize("kw, status, needle", SERVER, ids=range(len(SERVER)))
 def test_server(client, kw, status, needle):
+    needs("fastapi")
+    needs("torch")
+    needs("sb3_contrib")
+    needs("onnx")
+    needs("onnxruntime")
     r = client.post("/act", **kw)
     assert r.status_code == status, (r.status_code, r.text)
     assert needle in r.json()["detail"]

@@ -292,3 +292,19 @@ def test_the_ratings_title_is_short_and_its_meaning_a_line_below():
     assert ("Elo: a Bradley-Terry fit of the results, mean 1500" in lines
             or "OpenSkill: Plackett-Luce; ordinal = mu - 3 sigma, the ranking's key" in lines)
     assert not any(ln.startswith("ratings (") and not ln.endswith(")") for ln in lines)  # not wrapped
+
+
+# ------------------------------------------------------------------ 16. a missing extra
+
+@pytest.mark.parametrize("command,module,extra", [(["serve", "--help"], "fastapi", "serve"),
+                                                  (["train", "--out", "x"], "torch", "train")])
+def test_a_command_whose_extra_is_missing_says_which_to_install(command, module, extra):
+    import subprocess
+    import sys
+
+    code = (f"import sys; sys.modules[{module!r}] = None\n"  # as if not installed
+            f"from rummy_env.cli import main; sys.exit(main({command!r}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == (f"rummy {command[0]}: error: needs the {extra} extra ({module} is "
+                                                 f"not installed): pip install 'rummy-env[{extra}]'"), r.stderr

@@ -8,6 +8,8 @@ the mean of the other seats' points.
 import numpy as np
 import pytest
 
+from extras import needs
+
 from rummy_env import Rules, engine, rummy_v0, state_json
 from rummy_env.actions import DIG_BASE, DRAW_DISCARD, NUM_ACTIONS, action_ranges, num_actions, table_kind
 from rummy_env.cards import CARD_TEXT, parse_card
@@ -458,6 +460,8 @@ def test_pettingzoo_api_and_seed_tests_on_rum500(n):
 
 @pytest.fixture(scope="module")
 def rum500_export(tmp_path_factory):
+    for module in ("torch", "sb3_contrib", "onnx", "onnxscript", "onnxruntime"):
+        needs(module)
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -499,7 +503,8 @@ def test_onnx_agent_plays_legal_rum500_hands(rum500_export):
 
 
 def test_serve_answers_a_rum500_position_and_refuses_a_standard_one(rum500_export):
-    import httpx
+    needs("fastapi")
+    httpx = needs("httpx")
 
     from rummy_env.agents.serve import make_server
     from server_helpers import running_server
@@ -642,6 +647,8 @@ def test_a_policy_for_another_kind_of_table_is_refused_up_front(rum500_export):
 
 
 def test_training_envs_declare_the_envs_observation_box_at_rum500():
+    needs("torch")
+    needs("sb3_contrib")
     from rummy_env import SingleAgentEnv
     from rummy_env.train.subproc import make_pool
     from rummy_env.train.vec_env import SelfPlayVecEnv

@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
+from extras import needs
+
+needs("sb3_contrib")
 
 from rummy_env import Rules, engine, state_json  # noqa: E402
 from rummy_env.agents import RandomAgent  # noqa: E402

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from extras import needs
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -35,7 +37,7 @@ if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
                 allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed "
                                                              "(pip install playwright; no `playwright install`)")
-pytest.importorskip("fastapi")
+needs("fastapi")
 
 from server_helpers import hidden_cards, keys_of, running_server  # noqa: E402
 
