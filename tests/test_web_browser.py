@@ -261,3 +261,32 @@ def test_dig_the_500_rum_pile_by_clicking(server, browser):
         assert not errors, errors
     finally:
         page.close()
+
+
+def test_the_page_shows_a_loading_state_until_the_deal_arrives(server, browser):
+    """Issue 27 item 13: a screenshot taken as the page loads showed "0 cards, Stock 0";
+    until the deal arrives the table says it is dealing, and shows no counts."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(TIMEOUT)
+    held = []
+    page.route("**/api/new", lambda route: held.append(route))  # the deal waits until released
+    try:
+        page.goto(server["url"] + "/")
+        for _ in range(200):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the page never asked for a deal"
+        assert page.is_visible("#loading") and page.inner_text("#loading") == "Dealing the cards…"
+        assert page.get_attribute("#table", "aria-busy") == "true"
+        for sel in ("#opp-count", "#stock-count", "#hand", "#stock"):
+            assert not page.is_visible(sel), sel
+        held[0].continue_()
+        page.wait_for_selector("body[data-ready='1']")
+        assert not page.is_visible("#loading") and page.get_attribute("#table", "aria-busy") is None
+        game = server["table"].game(page.evaluate("session"))
+        sd = game.env.state_dict()
+        assert page.inner_text("#stock-count") == str(len(sd["stock"]))
+        assert page.inner_text("#opp-count") == str(len(sd["hands"][1 - game.seat]))
+    finally:
+        page.close()
