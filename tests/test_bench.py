@@ -123,7 +123,7 @@ def test_bench_train_profile_reports_every_group_and_they_add_up(tmp_path, capsy
         assert list(r["shares"]) == list(PROFILE_GROUPS)
         assert all(v >= 0 for v in r["seconds"].values()), r["seconds"]
         assert r["accounted"] == pytest.approx(1.0, abs=0.08)
-        assert r["evaluations"] == 2 and r["timesteps"] == 2048
+        assert r["evaluations"] == 3 and r["timesteps"] == 2048  # at 0 (before PPO), 1024 and 2048
         for g in ("engine", "observation", "learner_inference", "opponent_inference", "scripted", "ppo_update",
                   "evaluation"):
             assert r["seconds"][g] > 0, g

@@ -402,13 +402,29 @@ def check_digs(s, legal):
         assert ok == (DIG_BASE + c in legal), (CARD_TEXT[c], ok)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=hst.sampled_from([2, 3, 4]), seed=hst.integers(0, 2**32 - 1),
-       over=hst.fixed_dictionaries({}, optional={"aces": hst.sampled_from(["low", "high", "either"]),
-                                                 "layoffs": hst.booleans(),
-                                                 "must_discard_to_go_out": hst.booleans(),
-                                                 "ace_points": hst.sampled_from([1, 11])}))
+RUM500_HANDS = given(n=hst.sampled_from([2, 3, 4]), seed=hst.integers(0, 2**32 - 1),
+                     over=hst.fixed_dictionaries({}, optional={"aces": hst.sampled_from(["low", "high", "either"]),
+                                                               "layoffs": hst.booleans(),
+                                                               "must_discard_to_go_out": hst.booleans(),
+                                                               "ace_points": hst.sampled_from([1, 11])}))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@RUM500_HANDS
 def test_random_rum500_hands_keep_every_invariant(n, seed, over):
+    """15 random hands in the suite; the ``slow`` twin below plays 60."""
+    check_rum500_hand(n, seed, over)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@RUM500_HANDS
+def test_random_rum500_hands_keep_every_invariant_60_hands(n, seed, over):
+    check_rum500_hand(n, seed, over)
+
+
+def check_rum500_hand(n, seed, over):
+    """One random 500 Rum hand, every invariant checked at every step."""
     rules = Rules.preset("rum500", num_players=n, max_turns=60, **over)
     s = engine.new_game(rules, seed=seed)
     rng = random.Random(seed)

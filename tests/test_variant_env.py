@@ -156,9 +156,17 @@ def play_checked(rules: Rules, seed: int, json_every: int = 7) -> int:
     return steps
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(variant_rules(), st.integers(0, 10**6))
 def test_random_play_keeps_every_invariant(rules, seed):
+    """10 random variant tables in the suite; the ``slow`` twin below plays 40."""
+    play_checked(rules, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(variant_rules(), st.integers(0, 10**6))
+def test_random_play_keeps_every_invariant_40_tables(rules, seed):
     play_checked(rules, seed)
 
 
