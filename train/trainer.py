@@ -404,11 +404,13 @@ class Trainer:
         if bar is not None and getattr(bar, "pbar", None) is not None and not getattr(bar.pbar, "disable", False):
             import tqdm
 
-            if not sys.stderr.isatty():  # a log file: the bar's line has no newline of its own
+            if not sys.stderr.isatty():  # a log file: end the bar's line (it has no newline of its own)
                 bar.pbar.fp.write("\n")
                 bar.pbar.fp.flush()
-            tqdm.tqdm.write(msg, file=sys.stdout)
-            sys.stdout.flush()
+                print(msg, flush=True)
+            else:  # a terminal: tqdm clears the bar, prints above it and redraws it
+                tqdm.tqdm.write(msg, file=sys.stdout)
+                sys.stdout.flush()
         else:
             print(msg, flush=True)
 
