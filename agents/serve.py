@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from .onnx_agent import OnnxAgent
 
@@ -181,7 +182,11 @@ def create_app(policy_dir: str | Path) -> Any:
             if size > MAX_BODY_BYTES:
                 return JSONResponse(too_big, status_code=413)
             chunks.append(chunk)
-        body = b"".join(chunks)
+        # parsed, checked and answered in a worker thread: the event loop stays free, so
+        # /health and other requests are answered while a position is being checked
+        return await run_in_threadpool(_answer, b"".join(chunks))
+
+    def _answer(body: bytes) -> JSONResponse:
         try:
             position = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -240,11 +245,31 @@ def main(args: argparse.Namespace) -> int:
     """Run ``rummy serve`` until interrupted; returns 0.
 
     Raises:
-        ValueError: a bad port or export directory (the CLI prints it).
+        ValueError: a bad port, a port in use, a ``--host`` that is no address or
+            resolvable name, or a bad export directory (the CLI prints it, exit 2).
     """
+    import socket
+
     host = args.host or DEFAULT_HOST
+    if not isinstance(args.port, int) or not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be an int in 0..65535, got {args.port}")
+    try:  # checked before the warning below: a host that names no address binds nothing
+        family, kind, proto, _, address = socket.getaddrinfo(host, args.port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as e:
+        raise ValueError(f"--host {host}: not an IP address or a host name this machine resolves "
+                         f"({getattr(e, 'strerror', None) or e}); give e.g. 127.0.0.1 (this machine only, the "
+                         "default) or 0.0.0.0 (every interface)") from None
+    server = make_server(args.policy, args.port, host=host, log_level=args.log_level)
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:  # bound here, so that a port in use is one line, not uvicorn's log of it
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{args.port} ({e.strerror or e}); choose another --port") from None
     if not _is_loopback(host):
         print(f"warning: binding {host}: the policy service is reachable from other machines", file=sys.stderr)
-    server = make_server(args.policy, args.port, host=host, log_level=args.log_level)
-    server.run()
+    print(f"rummy serve: the policy {args.policy} answers on http://{host}:{sock.getsockname()[1]}/act; Ctrl-C "
+          "stops it", file=sys.stderr, flush=True)
+    server.run(sockets=[sock])
     return 0

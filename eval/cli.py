@@ -22,6 +22,10 @@ import time
 from typing import Any
 
 
+MAX_SEED = 2**62 - 1
+"""The largest ``--seed`` (the same bound as ``rummy web --seed``)."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``rummy eval`` flags to ``parser``."""
     parser.add_argument("--agents", nargs="+", required=True, metavar="NAME",
@@ -64,6 +68,7 @@ def render(res: dict[str, Any]) -> str:
 
 def _tables(res: dict[str, Any]) -> list:
     from rich.table import Table
+    from rich.text import Text
 
     st = res["settings"]
     matches = st["matches"]
@@ -90,8 +95,10 @@ def _tables(res: dict[str, Any]) -> list:
         t.add_section()
     out.append(t)
     rt = res["ratings"]
-    r = Table(title="ratings (" + ("Elo, Bradley-Terry fit, mean 1500" if rt["kind"] == "elo"
-                                   else "OpenSkill Plackett-Luce: mu, sigma, ordinal = mu - 3 sigma") + ")")
+    # a short title (a long one wraps over the narrow table's width); what the numbers
+    # are follows the table as one line
+    elo = rt["kind"] == "elo"
+    r = Table(title="ratings (Elo)" if elo else "ratings (OpenSkill)")
     r.add_column("agent")
     if rt["kind"] == "elo":
         r.add_column("Elo", justify="right")
@@ -103,6 +110,8 @@ def _tables(res: dict[str, Any]) -> list:
         for nm, v in sorted(rt["ratings"].items(), key=lambda kv: -kv[1]["ordinal"]):
             r.add_row(nm, f"{v['mu']:.2f}", f"{v['sigma']:.2f}", f"{v['ordinal']:.2f}")
     out.append(r)
+    out.append(Text("Elo: a Bradley-Terry fit of the results, mean 1500" if elo
+                    else "OpenSkill: Plackett-Luce; ordinal = mu - 3 sigma, the ranking's key"))
     return out
 
 
@@ -195,7 +204,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``rummy eval``; returns the exit code.
 
     Raises:
-        ValueError: bad agent names or paths, rules, deals or workers (the ``rummy``
+        ValueError: bad agent names or paths, rules, deals, seed or workers (the ``rummy``
             dispatcher prints the message and exits 2).
     """
     from rich.console import Console
@@ -214,6 +223,8 @@ def main(args: argparse.Namespace) -> int:
 
     if len(args.agents) < 2:
         raise ValueError("--agents needs at least two agents")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ValueError(f"--seed must be an int in 0..{MAX_SEED} (2**62 - 1), got {args.seed}")
     for nm in args.agents:
         make_agent(nm)
     rules = Rules.make(args.rules, num_players=args.players)

@@ -43,6 +43,7 @@ import operator
 from functools import lru_cache
 from typing import Any
 
+from .brief import brief
 from .cards import CARD_TEXT, JOKER, NUM_CARDS, CardError, mask_of, parse_card
 from .melds import MELD_ID_BY_MASK, MELD_MASK, NUM_MELDS, NUM_MELDS_AROUND, meld_cards_text
 
@@ -90,7 +91,7 @@ def kind_features(kind: str) -> frozenset:
         ValueError: an unknown kind (the message lists the kinds).
     """
     if kind not in TABLE_KINDS:
-        raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
+        raise ValueError(f"unknown table kind {brief(kind)}; kinds: {', '.join(TABLE_KINDS)}")
     return frozenset() if kind in ("standard", "rum500") else frozenset(kind.split("+")) - {"rum500"}
 
 
@@ -265,7 +266,7 @@ class ActionLayout:
     def __init__(self, kind: str, _general: bool = False) -> None:
         feats = kind_features(kind)
         if not feats and not _general:  # _general: the test of the engine's two paths (engine.new_game)
-            raise ValueError(f"{kind!r} has the fixed layout of actions.ACTION_RANGES (no deck variant)")
+            raise ValueError(f"{brief(kind)} has the fixed layout of actions.ACTION_RANGES (no deck variant)")
         self.kind = kind
         around, jokers = "around" in feats, "jokers" in feats
         self.max_jokers = (4 if "two_decks" in feats else 2) if jokers else 0
@@ -334,6 +335,23 @@ class ActionLayout:
         return ActionLayout(kind)
 
 
+def action_forms(kind: str = "standard") -> str:
+    """The action texts a ``kind`` of table takes, as the help of a refused text lists
+    them (API.md's action text): ``'draw discard 7H'`` only where the pile is dug
+    (``is_rum500``, RULES.md §10.4), the ``JK`` forms only with jokers (§10.2).
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    dig, jokers = is_rum500(kind), "jokers" in kind_features(kind)
+    forms = ["'draw stock'", "'draw discard'"] + (["'draw discard 7H' (the 7H and every card above it)"] if dig
+                                                  else [])
+    forms += ["'meld 4H 5H 6H'"] + (["'meld 4H JK=5H 6H'"] if jokers else [])
+    forms += ["'layoff JC set|low|high'", "'layoff JC'"] + (["'layoff JK=7H high'"] if jokers else [])
+    forms += ["'discard KS'"] + (["'discard JK'"] if jokers else [])
+    return "forms: " + ", ".join(forms)
+
+
 def parse_action(text: str, kind: str = "standard"):
     """Parse action text into an id of a ``kind`` of table (API.md's forms, cards in any
     order, case-insensitive; jokers as ``JK`` and ``JK=5H`` at a jokers table).
@@ -347,9 +365,7 @@ def parse_action(text: str, kind: str = "standard"):
     Raises:
         ValueError: the text names no action of this kind; the message lists the forms.
     """
-    forms = ("forms: 'draw stock', 'draw discard', 'draw discard 7H' (dig tables), 'meld 4H 5H 6H', "
-             "'meld 4H JK=5H 6H' (jokers), 'layoff JC set|low|high', 'layoff JC', 'layoff JK=7H high', "
-             "'discard KS', 'discard JK'")
+    forms = action_forms(kind) if kind in TABLE_KINDS else action_forms("standard")
     lay = None if kind in ("standard", "rum500") else ActionLayout.of(kind)
     jokers = lay is not None and lay.max_jokers > 0
     if not isinstance(text, str):
@@ -364,9 +380,9 @@ def parse_action(text: str, kind: str = "standard"):
         if w[:3].upper() != "JK=":
             return -1
         if not jokers:
-            raise ValueError(f"{text!r}: this table has no jokers (RULES.md §10.2)")
+            raise ValueError(f"{brief(text)}: this table has no jokers (RULES.md §10.2)")
         if w[3:].upper() == "JK":
-            raise ValueError(f"{text!r}: a joker stands for a card (a rank and a suit, e.g. 'JK=5H'), not for a joker "
+            raise ValueError(f"{brief(text)}: a joker stands for a card (a rank and a suit, e.g. 'JK=5H'), not for a joker "
                              "(RULES.md §10.2)")
         return parse_card(w[3:])
 
@@ -379,7 +395,7 @@ def parse_action(text: str, kind: str = "standard"):
                 return lay.joker_dig if c == JOKER else lay.dig_base + c
             if lay is not None:
                 parse_card(words[2], joker=jokers)  # a card that names nothing says so first
-                raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); digging the "
+                raise ValueError(f"{brief(text)}: this table draws only the top discard ('draw discard'); digging the "
                                  "pile needs draw='dig' (RULES.md §10.4), which this release plays without the "
                                  "deck variants")
             return DIG_BASE + parse_card(words[2])
@@ -396,39 +412,39 @@ def parse_action(text: str, kind: str = "standard"):
                 else:
                     cards.append(parse_card(w, joker=jokers))
                     if cards[-1] == JOKER:
-                        raise ValueError(f"{text!r}: a joker in a meld says which card it stands for, e.g. 'JK=5H'")
+                        raise ValueError(f"{brief(text)}: a joker in a meld says which card it stands for, e.g. 'JK=5H'")
             mask = mask_of(cards)
             if len(set(cards)) != len(cards):
-                raise ValueError(f"{text!r} names a card twice (a meld never holds a card twice, RULES.md §10.3)")
+                raise ValueError(f"{brief(text)} names a card twice (a meld never holds a card twice, RULES.md §10.3)")
             mid = MELD_ID_BY_MASK.get(mask)
             if mid is None:
                 raise ValueError(
-                    f"{text!r}: {' '.join(words[1:])} is not a set (3-4 cards of one rank) "
+                    f"{brief(text)}: {' '.join(words[1:])} is not a set (3-4 cards of one rank) "
                     "or a run (3+ consecutive cards of one suit)"
                 )
             if mid >= NUM_MELDS and (lay is None or lay.meld_id[mid] < 0):
-                raise ValueError(f"{text!r}: the run turns the corner K-A-2, which only aces='around' allows "
+                raise ValueError(f"{brief(text)}: the run turns the corner K-A-2, which only aces='around' allows "
                                  "(RULES.md §10.1)")
             if not jm:
                 return MELD_BASE + mid if lay is None else lay.meld_id[mid]
             a = lay.form_id.get((mid, jm))
             if a is None:
-                raise ValueError(f"{text!r}: a meld holds at most as many jokers as natural cards, and at most "
+                raise ValueError(f"{brief(text)}: a meld holds at most as many jokers as natural cards, and at most "
                                  f"{lay.max_jokers} (RULES.md §10.2)")
             return a
         if verb == "layoff" and len(words) in (2, 3):
             j = joker_of(words[1])
             card = j if j >= 0 else parse_card(words[1], joker=jokers)
             if card == JOKER:
-                raise ValueError(f"{text!r}: a joker laid off says which card it stands for, e.g. 'layoff JK=7H high'")
+                raise ValueError(f"{brief(text)}: a joker laid off says which card it stands for, e.g. 'layoff JK=7H high'")
             if len(words) == 2:
                 return ("layoff", card, True) if j >= 0 else ("layoff", card)
             end = words[2].lower()
             if end not in LAYOFF_ENDS:
-                raise ValueError(f"{text!r}: the end of a lay-off is one of set, low, high")
+                raise ValueError(f"{brief(text)}: the end of a lay-off is one of set, low, high")
             if j >= 0:
                 return lay.joker_layoff + 3 * card + LAYOFF_ENDS.index(end)
             return layoff_id(card, LAYOFF_ENDS.index(end))
     except CardError as e:
-        raise ValueError(f"{text!r}: {e}") from None
-    raise ValueError(f"{text!r} names no action; {forms}")
+        raise ValueError(f"{brief(text)}: {e}") from None
+    raise ValueError(f"{brief(text)} names no action; {forms}")

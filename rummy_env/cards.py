@@ -15,7 +15,10 @@ keep the layers nested; ``count_of`` reads one card's count).
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Iterable
+
+from .brief import brief
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
@@ -69,7 +72,7 @@ def parse_card(text: str, joker: bool = False) -> int:
             ``joker`` is false).
     """
     if not isinstance(text, str):
-        raise CardError(f"a card must be text such as 'TH', got {text!r}")
+        raise CardError(f"a card must be text such as 'TH', got {brief(text)}")
     t = text.strip()
     if not t:
         raise CardError("empty card text; a card is a rank (A 2-9 T/10 J Q K) then a suit (C D H S)")
@@ -83,7 +86,7 @@ def parse_card(text: str, joker: bool = False) -> int:
         rank_txt = "T"
     if len(rank_txt) != 1 or rank_txt not in RANKS or suit_ch not in SUITS:
         raise CardError(
-            f"{text!r} is not a card; a card is a rank (A 2-9 T/10 J Q K) then a suit (C D H S or ♣♦♥♠), e.g. 'TH'"
+            f"{brief(text)} is not a card; a card is a rank (A 2-9 T/10 J Q K) then a suit (C D H S or ♣♦♥♠), e.g. 'TH'"
         )
     return SUITS.index(suit_ch) * 13 + RANKS.index(rank_txt)
 
@@ -91,7 +94,7 @@ def parse_card(text: str, joker: bool = False) -> int:
 def card_text(card: int) -> str:
     """The printed form of a card number, e.g. ``34 -> '9H'``, ``52 -> 'JK'``."""
     if not isinstance(card, int) or not 0 <= card <= JOKER:
-        raise CardError(f"card number must be an int in 0..52 (52 the joker), got {card!r}")
+        raise CardError(f"card number must be an int in 0..52 (52 the joker), got {brief(card)}")
     return TEXT_OF[card]
 
 
@@ -176,10 +179,23 @@ def count_cards(hand: int) -> list[int]:
 
 
 def count_mask_of(cards: Iterable[int]) -> int:
-    """The count mask of card numbers (0..52, repeats allowed)."""
+    """The count mask of card numbers (0..52, repeats allowed), in time linear in
+    their number.
+
+    Raises:
+        CardError: a card number outside 0..52, or a card more than ``MAX_COPIES`` (4)
+            times: a count mask has no layer for it (RULES.md §10.2-10.3 hold a card at
+            most twice, the joker at most 4 times).
+    """
     h = 0
-    for c in cards:
-        h = count_add(h, c)
+    for c, k in Counter(cards).items():
+        if not isinstance(c, int) or not 0 <= c <= JOKER:
+            raise CardError(f"card number must be an int in 0..52 (52 the joker), got {brief(c)}")
+        if k > MAX_COPIES:
+            raise CardError(f"{TEXT_OF[c]} is listed {k} times; a count mask holds a card at most {MAX_COPIES} "
+                            "times (two decks hold a card twice and up to 4 jokers, RULES.md §10.2-10.3)")
+        for layer in range(k):
+            h |= 1 << (c + LAYER * layer)
     return h
 
 

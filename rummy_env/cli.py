@@ -22,6 +22,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+_EXTRA_OF = {"torch": "train", "sb3_contrib": "train", "stable_baselines3": "train", "tensorboard": "train",
+             "matplotlib": "eval", "openskill": "eval", "onnx": "export", "onnxscript": "export",
+             "onnxruntime": "serve", "fastapi": "serve", "uvicorn": "serve", "starlette": "serve", "ray": "rllib",
+             "rlcard": "bench", "pyspiel": "bench"}
+"""The extra (pyproject.toml) that installs each optional module a command may need."""
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rummy", description="Straight Rummy for reinforcement learning.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -45,19 +52,28 @@ def main(argv: list[str] | None = None) -> int:
         import os
 
         os.environ.setdefault("OMP_NUM_THREADS", "1")
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
-    if not args.command:
-        parser.print_help()
-        return 2
-    module = importlib.import_module(COMMANDS[args.command][0])
     try:
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return 2
+        module = importlib.import_module(COMMANDS[args.command][0])
         return int(module.main(args) or 0)
+    except ModuleNotFoundError as e:
+        extra = _EXTRA_OF.get((e.name or "").split(".")[0])
+        if extra is None:  # not an optional module: a real error
+            raise
+        if cmd == "web" and extra == "serve":
+            extra = "web"
+        print(f"rummy {cmd}: error: needs the {extra} extra ({e.name} is not installed): "
+              f"pip install 'rummy-env[{extra}]'", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
     except ValueError as e:
-        print(f"rummy {args.command}: error: {e}", file=sys.stderr)
+        print(f"rummy {cmd}: error: {e}", file=sys.stderr)
         return 2
 
 

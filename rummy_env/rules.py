@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
+from .brief import brief
+
 BY_PLAYERS = "by_players"
 
 _CHOICES: dict[str, tuple] = {
@@ -118,21 +120,21 @@ class Rules:
         n = self.num_players
         decks, jokers = self.decks, self.jokers
         if not _is_int(decks) or decks not in (1, 2):
-            raise ValueError(f"decks must be 1 or 2, got {decks!r}")
+            raise ValueError(f"decks must be 1 or 2, got {brief(decks)}")
         if not _is_int(jokers) or jokers not in (0, 2):
-            raise ValueError(f"jokers must be 0 or 2 (jokers per deck), got {jokers!r}")
+            raise ValueError(f"jokers must be 0 or 2 (jokers per deck), got {brief(jokers)}")
         if not _is_int(n) or not 2 <= n <= (7 if decks == 2 else 6):
             if _is_int(n) and n == 7:
                 raise ValueError("num_players=7 needs decks=2 (two decks for five to seven players, RULES.md §10.3); "
                                  "with one deck num_players is 2 to 6")
-            raise ValueError(f"num_players must be an int from 2 to {7 if decks == 2 else 6}, got {n!r}")
+            raise ValueError(f"num_players must be an int from 2 to {7 if decks == 2 else 6}, got {brief(n)}")
         hs = self.hand_size
         if hs == RUM500_DEAL:
             hs = 13 if n == 2 else 7
             object.__setattr__(self, "hand_size", hs)
         if hs is not None:
             if not _is_int(hs) or not 1 <= hs <= 13:
-                raise ValueError(f"hand_size must be null (by players) or an int from 1 to 13, got {hs!r}")
+                raise ValueError(f"hand_size must be null (by players) or an int from 1 to 13, got {brief(hs)}")
             room = deck_size(decks, jokers) - 2
             if hs * n > room:
                 raise ValueError(
@@ -142,39 +144,39 @@ class Rules:
         for name, choices in _CHOICES.items():
             v = getattr(self, name)
             if isinstance(v, bool) or type(v) is not type(choices[0]) or v not in choices:  # 11.0 is no 11
-                raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {v!r}")
+                raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}; got {brief(v)}")
         for name in _BOOLS:
             v = getattr(self, name)
             if not isinstance(v, bool):
-                raise ValueError(f"{name} must be true or false, got {v!r}")
+                raise ValueError(f"{name} must be true or false, got {brief(v)}")
         if not _is_int(self.rummy_multiplier) or not 1 <= self.rummy_multiplier <= 10:
-            raise ValueError(f"rummy_multiplier must be an int from 1 to 10, got {self.rummy_multiplier!r}")
+            raise ValueError(f"rummy_multiplier must be an int from 1 to 10, got {brief(self.rummy_multiplier)}")
         mr = self.max_recycles
         if mr is not None and (not _is_int(mr) or not 0 <= mr <= 1000):
-            raise ValueError(f"max_recycles must be null (unlimited) or an int from 0 to 1000, got {mr!r}")
+            raise ValueError(f"max_recycles must be null (unlimited) or an int from 0 to 1000, got {brief(mr)}")
         if not _is_int(self.max_turns) or not 1 <= self.max_turns <= 100_000:
-            raise ValueError(f"max_turns must be an int from 1 to 100000, got {self.max_turns!r}")
+            raise ValueError(f"max_turns must be an int from 1 to 100000, got {brief(self.max_turns)}")
         if self.draw == "dig" and mr != 0:
             raise ValueError(f"draw='dig' needs max_recycles=0 (a dig table ends the hand when the stock is empty, "
-                             f"RULES.md §10.4), got max_recycles={mr!r}")
+                             f"RULES.md §10.4), got max_recycles={brief(mr)}")
         if self.scoring == "melds" and self.rummy_multiplier != 1:
             raise ValueError(f"scoring='melds' needs rummy_multiplier=1 (going rummy does not apply to 500 Rum, "
-                             f"RULES.md §10.4), got rummy_multiplier={self.rummy_multiplier!r}")
+                             f"RULES.md §10.4), got rummy_multiplier={brief(self.rummy_multiplier)}")
         if self.scoring == "melds" and self.dry_hand != "void":
             raise ValueError(f"scoring='melds' needs dry_hand='void' (a dry or stalled 500 Rum hand is scored by "
-                             f"melds like any other, RULES.md §10.4), got dry_hand={self.dry_hand!r}")
+                             f"melds like any other, RULES.md §10.4), got dry_hand={brief(self.dry_hand)}")
         t = self.target
         if t == BY_PLAYERS:
             object.__setattr__(self, "target", default_target(n))
         elif t is not None and (not _is_int(t) or not 1 <= t <= 100_000):
-            raise ValueError(f"target must be null (a single hand), 'by_players' or an int from 1 to 100000, got {t!r}")
+            raise ValueError(f"target must be null (a single hand), 'by_players' or an int from 1 to 100000, got {brief(t)}")
         pn = self.preset_name
         if pn is not None and (not isinstance(pn, str) or pn not in PRESET_OPTIONS):
-            raise ValueError(f"preset_name must be one of {', '.join(PRESET_OPTIONS)} or null, got {pn!r}")
+            raise ValueError(f"preset_name must be one of {', '.join(PRESET_OPTIONS)} or null, got {brief(pn)}")
         if pn is not None and "PRESET_PLAYERS" in globals():  # every path (make, replace) keeps the range
             lo, hi = preset_players(pn, decks)
             if not lo <= n <= hi:
-                raise ValueError(f"num_players: preset {pn!r} is for {lo}-{hi} players, not {n}; presets that "
+                raise ValueError(f"num_players: preset {brief(pn)} is for {lo}-{hi} players, not {n}; presets that "
                                  f"allow {n} players: {_presets_allowing(n)}")
 
     @property
@@ -198,18 +200,18 @@ class Rules:
                 presets that allow that count).
         """
         if not isinstance(name, str) or name not in PRESET_OPTIONS:
-            raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(PRESET_OPTIONS)} "
+            raise ValueError(f"unknown rules preset {brief(name)}; presets: {', '.join(PRESET_OPTIONS)} "
                              "(a preset is named by a string)")
         allowed = set(OPTION_NAMES)
         for k in overrides:
             if k not in allowed:
-                raise ValueError(f"unknown rule option {k!r}; options: {', '.join(OPTION_NAMES)}")
+                raise ValueError(f"unknown rule option {brief(k)}; options: {', '.join(OPTION_NAMES)}")
         opts = dict(PRESET_OPTIONS[name])
         lo, hi = preset_players(name, overrides.get("decks", opts.get("decks", 1)))
         n = overrides.get("num_players", lo)
         if _is_int(n) and not lo <= n <= hi:
             raise ValueError(
-                f"num_players: preset {name!r} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
+                f"num_players: preset {brief(name)} is for {lo}-{hi} players, not {n}; presets that allow {n} players: "
                 f"{_presets_allowing(n)}"
             )
         opts["num_players"] = n
@@ -257,7 +259,7 @@ class Rules:
                 return cls.preset(base, **d)
             for k in d:
                 if k not in OPTION_NAMES:
-                    raise ValueError(f"unknown rule option {k!r}; options: {', '.join(OPTION_NAMES)}")
+                    raise ValueError(f"unknown rule option {brief(k)}; options: {', '.join(OPTION_NAMES)}")
             return cls(**d)
         raise ValueError(f"rules must be a preset name or an object of options, got {type(spec).__name__}")
 

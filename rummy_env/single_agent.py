@@ -171,9 +171,13 @@ class SingleAgentEnv(gym.Env):
 
     def _info(self, illegal: bool) -> dict[str, Any]:
         """The info dict: the same keys with the same types at every step
-        (``seat``, ``illegal_action`` and the raw env's ``INFO_KEYS`` for the learner)."""
+        (``seat``, ``illegal_action`` and the raw env's ``INFO_KEYS`` for the learner).
+
+        A deep copy: its nested lists and dicts (``scores``, ``hand_result``, ...) are
+        shared neither with the raw env nor with the infos of other calls, so a caller
+        may keep or change them (Gymnasium's ``check_env`` asks it)."""
         return {"seat": self.seat, "illegal_action": illegal,
-                **self.env.infos[self.env.possible_agents[self.seat]]}
+                **copy.deepcopy(self.env.infos[self.env.possible_agents[self.seat]])}
 
     def _observation(self) -> np.ndarray:
         """The learner's observation (a fresh float32 array), through the env's public

@@ -29,6 +29,7 @@ from collections import Counter
 from typing import Any
 
 from .actions import ActionLayout, is_rum500, kind_features, num_actions, table_kind
+from .brief import brief
 from .cards import (CARD_TEXT, count_points, JOKER, JOKER_POINTS, NUM_CARDS, TEXT_OF, CardError, cards_of, count_cards,
                     count_mask_of, count_of, mask_of, mask_points, parse_card)
 from .engine import (DRAW, PHASES, PLAY, GameState, Meld, _finishable, _layoff_masks, _meld_from_id, _start_turn,
@@ -164,15 +165,15 @@ def _variant_meld(v: Any, i: int, rules: Rules) -> Meld:
     mask = jokers = 0
     for t in v:
         if not isinstance(t, str):
-            raise _err(f"{what}: a card must be text such as 'TH' or 'JK=5H', got {t!r}")
+            raise _err(f"{what}: a card must be text such as 'TH' or 'JK=5H', got {brief(t)}")
         body = t.strip()
         is_joker = body.upper().startswith("JK=")
         if is_joker:
             if not rules.jokers:
-                raise _err(f"{what}: {t!r} is a joker, but this table has no jokers (jokers=0, RULES.md §10.2)")
+                raise _err(f"{what}: {brief(t)} is a joker, but this table has no jokers (jokers=0, RULES.md §10.2)")
             body = body[3:]
             if body.upper() == "JK":
-                raise _err(f"{what}: {t!r}: a joker stands for a card (a rank and a suit, e.g. 'JK=5H'), "
+                raise _err(f"{what}: {brief(t)}: a joker stands for a card (a rank and a suit, e.g. 'JK=5H'), "
                            "not for a joker (RULES.md §10.2)")
         elif body.upper() == "JK":
             raise _err(f"{what}: a joker in a meld is written JK=<card>, the card it stands for (e.g. 'JK=5H'); "
@@ -180,7 +181,7 @@ def _variant_meld(v: Any, i: int, rules: Rules) -> Meld:
         try:
             c = parse_card(body)
         except CardError as e:
-            raise _err(f"{what}: {t!r}: {e}") from None
+            raise _err(f"{what}: {brief(t)}: {e}") from None
         if mask >> c & 1:
             raise _err(f"{what}: {CARD_TEXT[c]} appears twice in one meld (a set holds one card of each suit, "
                        "a run each rank once, even with two decks; RULES.md §10.3)")
@@ -212,16 +213,21 @@ def _variant_known(v: Any, what: str, seat: int, hand: int, joker: bool, known: 
         PositionError: a bad card text; a known card held fewer times than listed; a card
             listed twice in ``discards_by``.
     """
+    if known and isinstance(v, (list, tuple)) and len(v) > hand.bit_count():
+        # checked before a card is read: the check below is linear, but a count mask of
+        # thousands of copies is not (issue 27: 3,000 copies of AS took 5 s)
+        raise _err(f"{what} lists {len(v)} cards, but hands[{seat}] holds {hand.bit_count()}: the known cards "
+                   "are cards of the hand, so there are at most as many")
     cards = _card_list(v, what, joker)
     if known:
-        m = count_mask_of(cards)
-        over = [c for c in sorted(set(cards)) if count_of(m, c) > count_of(hand, c)]
+        listed = Counter(cards)
+        over = [c for c in sorted(listed) if listed[c] > count_of(hand, c)]
         if over:
-            raise _err(f"{what} lists " + ", ".join(f"{TEXT_OF[c]} {count_of(m, c)} time(s)" for c in over)
+            raise _err(f"{what} lists " + ", ".join(f"{TEXT_OF[c]} {listed[c]} time(s)" for c in over)
                        + f", but hands[{seat}] holds " + ", ".join(f"{TEXT_OF[c]} {count_of(hand, c)} time(s)"
                                                                     for c in over)
                        + " (the known cards are cards of the hand)")
-        return m
+        return count_mask_of(cards)
     twice = sorted({c for c in cards if cards.count(c) > 1})
     if twice:
         raise _err(f"{what} lists {' '.join(TEXT_OF[c] for c in twice)} more than once: it is the set of cards the "
@@ -275,16 +281,91 @@ def _check_variant_counts(hands: list[list[int]], stock: list[int], discard: lis
                    + (f" and {jokers} jokers" if jokers else "") + ")")
 
 
+def _check_lengths(obj: dict, rules: Rules) -> None:
+    """Every card list of a position at most as long as the deck (``Rules.deck_size``:
+    52 cards per deck plus the jokers, RULES.md §1, §10.2-10.3) and at most
+    ``deck_size // 3`` melds (a meld holds 3 cards or more), checked before a card is
+    read, so that no check later costs more than a deck's worth of work.
+
+    Raises:
+        PositionError: the first list that is too long, with its length and the limit.
+    """
+    deck = rules.deck_size
+    lists = [(f"hands[{i}]", h) for i, h in enumerate(obj["hands"])]
+    lists += [("stock", obj["stock"]), ("discard", obj["discard"])]
+    for key in ("known_cards", "discards_by"):
+        v = obj.get(key)
+        if isinstance(v, list):
+            lists += [(f"{key}[{i}]", x) for i, x in enumerate(v[:rules.num_players])]
+    melds = obj["melds"]
+    if isinstance(melds, list):
+        if len(melds) > deck // 3:
+            raise _err(f"melds lists {len(melds)} melds; a {deck}-card deck makes at most {deck // 3} "
+                       "(a meld holds 3 cards or more)")
+        lists += [(f"melds[{i}]", m) for i, m in enumerate(melds)]
+    for what, v in lists:
+        if isinstance(v, (list, tuple)) and len(v) > deck:
+            raise _err(f"{what} lists {len(v)} cards; this table's deck has {deck} "
+                       f"(decks={rules.decks}, jokers={rules.jokers}), so no place holds more")
+
+
+def _dealt_stock(rules: Rules) -> int:
+    """Cards in the stock right after the deal: the deck less the hands and the upcard (RULES.md §2)."""
+    return rules.deck_size - rules.num_players * rules.cards_dealt - 1
+
+
+def _first_turn(cur: int, dealer: int, recycles: int, rules: Rules) -> int:
+    """``turn``'s default on input: the first turn at which seat ``cur`` moves (play starts
+    left of the dealer, RULES.md §2-§3) that is late enough for ``recycles`` (§6,
+    ``_check_turn_order``): 0 for the seat left of the dealer and no recycles."""
+    n = rules.num_players
+    t = (cur - dealer - 1) % n
+    need = _dealt_stock(rules) + recycles - 1 if recycles else 0
+    if t < need:
+        t += -(-(need - t) // n) * n
+    return t
+
+
+def _check_turn_order(cur: int, turn: int, dealer: int, recycles: int, stock: int, rules: Rules) -> None:
+    """The mover and the recycles that ``turn`` allows.
+
+    Play starts left of the dealer and passes one seat a turn (RULES.md §2-§3), so at
+    ``turn`` t the mover is seat ``(dealer + 1 + t) % n``. A recycle (§6) needs an
+    empty stock: the stock dealt (``deck_size - n * cards_dealt - 1`` cards, S) is
+    emptied at turn S at the earliest, one card drawn a turn, and a recycled stock holds
+    a card at least, so after r recycles ``turn >= S + r - 1``: at most ``turn - S + 1``
+    recycles (none before turn S), which also bounds them when ``max_recycles`` is
+    unlimited.
+
+    Raises:
+        PositionError: another seat to move than the turn says, or more recycles than
+            the turns allow (each with the numbers that show it).
+    """
+    n = rules.num_players
+    first = (dealer + 1) % n
+    if cur != (first + turn) % n:
+        raise _err(f"current_player {cur} cannot be to move at turn {turn} with dealer {dealer}: play starts "
+                   f"with seat {first}, left of the dealer, and passes one seat a turn, so at turn {turn} seat "
+                   f"{(first + turn) % n} moves (RULES.md §2-§3)")
+    dealt_stock = _dealt_stock(rules)
+    most = max(0, turn - dealt_stock + 1)
+    if recycles > most:
+        raise _err(f"recycles {recycles} at turn {turn} cannot occur: the stock dealt holds {dealt_stock} cards, "
+                   f"drawn one a turn, so the first recycle comes at turn {dealt_stock} at the earliest and each "
+                   f"later one a turn after the last; at turn {turn} at most {most} (RULES.md §6)"
+                   + (f"; the stock holds {stock} cards" if recycles and stock == dealt_stock else ""))
+
+
 def _int(v: Any, what: str, lo: int, hi: int | None) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < lo or (hi is not None and v > hi):
         rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise _err(f"{what} must be an int in {rng}, got {v!r}")
+        raise _err(f"{what} must be an int in {rng}, got {brief(v)}")
     return v
 
 
 def _bool_list(v: Any, what: str, n: int) -> list[bool]:
     if not isinstance(v, list) or len(v) != n or not all(isinstance(x, bool) for x in v):
-        raise _err(f"{what} must be a list of {n} booleans, got {v!r}")
+        raise _err(f"{what} must be a list of {n} booleans, got {brief(v)}")
     return list(v)
 
 
@@ -305,13 +386,19 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             allowed; the jokers: other than ``jokers * decks``; ``JK`` at a table
             without jokers), a bad meld (a bare ``JK`` in it, a card twice, more jokers
             than natural cards, not a set or run under the table's ``aces``), a hand
-            size that cannot occur, an unknown key or phase, ...
+            size that cannot occur, an unknown key or phase, a list longer than the
+            deck (``_check_lengths``), another seat to move than ``turn`` and
+            ``dealer`` give or more recycles than ``turn`` allows
+            (``_check_turn_order``; without ``turn``, the first turn that fits is
+            taken), ``drawn_from_discard`` in a meld while ``melded_this_turn`` is
+            false, at a 500 Rum table a seat that melded with ``meld_points`` 0, ...
     """
     if not isinstance(obj, dict):
         raise _err(f"a position is a JSON object, got {type(obj).__name__}")
     unknown = [k for k in obj if k not in _STATE_KEYS]
     if unknown:
-        raise _err(f"unknown field(s) {', '.join(map(repr, unknown))}; fields: {', '.join(_STATE_KEYS)}")
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise _err(f"unknown field(s) {', '.join(map(brief, unknown[:5]))}{more}; fields: {', '.join(_STATE_KEYS)}")
     missing = [k for k in _REQUIRED if k not in obj]
     if missing:
         raise _err(f"missing field(s) {', '.join(missing)}")
@@ -342,6 +429,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     hands_v = obj["hands"]
     if not isinstance(hands_v, list) or len(hands_v) != n:
         raise _err(f"hands must be a list of {n} hands (one per seat for {n} players)")
+    _check_lengths(obj, rules)
     jok = rules.jokers > 0
     hands = [_card_list(h, f"hands[{i}]", jok) for i, h in enumerate(hands_v)]
     stock = _card_list(obj["stock"], "stock", jok)
@@ -376,14 +464,15 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
 
     cur = _int(obj["current_player"], "current_player", 0, n - 1)
     if obj["phase"] not in PHASES:
-        raise _err(f"phase must be 'draw' or 'play', got {obj['phase']!r}")
+        raise _err(f"phase must be 'draw' or 'play', got {brief(obj['phase'])}")
     phase = PHASES.index(obj["phase"])
     hand_over = obj.get("hand_over", False)
     if not isinstance(hand_over, bool):
-        raise _err(f"hand_over must be true or false, got {hand_over!r}")
+        raise _err(f"hand_over must be true or false, got {brief(hand_over)}")
 
     dfd = obj.get("drawn_from_discard")
     f = -1
+    f_melded = False  # the card taken from the discard pile lies in a meld
     if dfd is not None:
         try:
             f = parse_card(dfd, joker=jok)
@@ -394,10 +483,13 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         if variant is None:
             if where[f] != f"hands[{cur}]" and not where[f].startswith("melds"):
                 raise _err(f"drawn_from_discard {CARD_TEXT[f]} is in {where[f]}, not in the mover's hand or a meld")
+            f_melded = where[f] != f"hands[{cur}]"
         elif f not in hands[cur] and not any(m.jokers if f == JOKER else (m.mask & ~m.jokers) >> f & 1
                                              for m in melds):
             raise _err(f"drawn_from_discard {TEXT_OF[f]} is neither in the mover's hand (hands[{cur}]) nor "
                        + ("melded as a joker" if f == JOKER else "a natural card of a meld"))
+        else:
+            f_melded = f not in hands[cur]
 
     bound = -1
     if obj.get("bound") is not None:
@@ -420,7 +512,11 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
     mtt = obj.get("melded_this_turn", False)
     if not isinstance(mtt, bool) or (mtt and phase == DRAW):
-        raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {mtt!r}")
+        raise _err(f"melded_this_turn must be a boolean, and false in the draw phase; got {brief(mtt)}")
+    if f >= 0 and f_melded and not mtt:
+        # the card came into the mover's hand this turn: only the mover, this turn, can have melded it
+        raise _err(f"drawn_from_discard {TEXT_OF[f]} lies in a meld, but melded_this_turn is false: the card was "
+                   "taken this turn, so only the mover can have melded or laid it off, this turn (RULES.md §3)")
     if any(has_melded) and not melds:
         raise _err(f"has_melded {has_melded} says a seat melded or laid off, but the table holds no meld "
                    "(melds stay on the table until the hand ends)")
@@ -471,28 +567,36 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
                 raise _err(f"hands[{i}] has {len(h)} cards but is marked as having melded or laid off: "
                            f"it would hold fewer than {k + extra}")
     s.recycles = _int(obj.get("recycles", 0), "recycles", 0, rules.max_recycles)
-    s.turn = _int(obj.get("turn", 0), "turn", 0, rules.max_turns if hand_over else rules.max_turns - 1)
+    s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
+    last_turn = rules.max_turns if hand_over else rules.max_turns - 1
+    turn = obj.get("turn")
+    if turn is None:  # the first turn at which the mover can move with these recycles
+        turn = _first_turn(cur, s.dealer, s.recycles, rules)
+        if turn > last_turn:
+            raise _err(f"no turn below max_turns={rules.max_turns} has current_player {cur} to move with dealer "
+                       f"{s.dealer} and recycles {s.recycles} (the first is turn {turn}; RULES.md §2-§3, §6)")
+    s.turn = _int(turn, "turn", 0, last_turn)
+    _check_turn_order(cur, s.turn, s.dealer, s.recycles, len(stock), rules)
     sc = obj.get("scores", [0] * n)
     if not isinstance(sc, list) or len(sc) != n or not all(isinstance(x, int) and not isinstance(x, bool) for x in sc):
-        raise _err(f"scores must be a list of {n} ints, got {str(sc)[:80]}")
+        raise _err(f"scores must be a list of {n} ints, got {brief(sc)}")
     hand_number = _int(obj.get("hand_number", 0), "hand_number", 0, MAX_HAND_NUMBER)
     if melds_scoring:  # totals may go negative (§10.4), by at most a deck's points a hand
         floor = -(hand_number + 1) * _deck_points(rules)
         if min(sc) < floor:
             raise _err(f"scores cannot be below {floor} after {hand_number + 1} hand(s) (each hand costs at most "
-                       f"{_deck_points(rules)} points), got {str(sc)[:80]}")
+                       f"{_deck_points(rules)} points), got {brief(sc)}")
     elif any(x < 0 for x in sc):
-        raise _err(f"scores cannot be negative (match totals only grow), got {str(sc)[:80]}")
+        raise _err(f"scores cannot be negative (match totals only grow), got {brief(sc)}")
     # a match total is below the target before the last hand, which adds at most
     # max_hand_points; without a target (one hand) the hand's points alone
     limit = (rules.target or 1) - 1 + max_hand_points(rules)
     if max(sc) > limit:
         raise _err(f"scores must be ints in 0..{limit} for these rules (below the target before the last hand, "
-                   f"plus at most {max_hand_points(rules)} points from one hand), got {str(sc)[:80]}")
+                   f"plus at most {max_hand_points(rules)} points from one hand), got {brief(sc)}")
     if not hand_over and rules.target is not None and max(sc) >= rules.target:
-        raise _err(f"scores {sc!r} reach the target {rules.target}: the match would already be over")
+        raise _err(f"scores {brief(sc)} reach the target {rules.target}: the match would already be over")
     s.scores = list(sc)
-    s.dealer = _int(obj.get("dealer", n - 1), "dealer", 0, n - 1)
     s.hand_number = hand_number
     given_mp = obj.get("meld_points")
     mp = [0] * n if given_mp is None else given_mp
@@ -500,16 +604,23 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
                        for m in melds)  # a melded joker scores 15 (§10.4)
     if (not isinstance(mp, list) or len(mp) != n
             or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in mp)):
-        raise _err(f"meld_points must be a list of {n} ints >= 0, got {str(mp)[:80]}")
+        raise _err(f"meld_points must be a list of {n} ints >= 0, got {brief(mp)}")
     if given_mp is not None:
         # every card on the table was melded or laid off this hand by some seat (§10.4)
         if sum(mp) != table_points:
             raise _err(f"meld_points {mp} add up to {sum(mp)}, but the cards on the table are worth "
                        f"{table_points}: every card on the table scored for the seat that melded or laid it off")
         for i in range(n):
-            if mp[i] and not has_melded[i] and not (i == cur and mtt):
+            melded_i = has_melded[i] or (i == cur and mtt)
+            if mp[i] and not melded_i:
                 raise _err(f"meld_points[{i}] is {mp[i]} but seat {i} has not melded or laid off this hand "
                            "(has_melded false)")
+            if melded_i and not mp[i]:
+                # every card scores at least 1 (an ace ace_points >= 1, a joker 15), so a seat that
+                # melded or laid off has points (§10.4)
+                raise _err(f"meld_points[{i}] is 0 but seat {i} has melded or laid off this hand ("
+                           + ("has_melded true" if has_melded[i] else "melded_this_turn true")
+                           + "): each card melded or laid off scores for it, at least 1 point (RULES.md §10.4)")
     s.meld_points = list(mp)
     s.bound = bound
     s.known = [0] * n
@@ -556,7 +667,7 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         mw = obj.get("match_winners")
         if mw is not None:
             if not isinstance(mw, list) or not all(isinstance(x, int) and 0 <= x < n for x in mw) or not mw:
-                raise _err(f"match_winners must be a non-empty list of seats, got {mw!r}")
+                raise _err(f"match_winners must be a non-empty list of seats, got {brief(mw)}")
             s.match_over, s.match_winners = True, list(mw)
     else:
         if "result" in obj or "match_winners" in obj:
@@ -605,15 +716,15 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
         raise _err("a position whose hand is over needs its 'result' with outcome out, dry or stalled")
     bad = [k for k in res if k not in _RESULT_KEYS]
     if bad:
-        raise _err(f"result: unknown key(s) {', '.join(map(repr, bad))}; keys: {', '.join(_RESULT_KEYS)}")
+        raise _err(f"result: unknown key(s) {', '.join(map(brief, bad))}; keys: {', '.join(_RESULT_KEYS)}")
     w = res.get("winner")
     if w is not None and (not isinstance(w, int) or isinstance(w, bool) or not 0 <= w < n):
-        raise _err(f"result.winner must be null or a seat 0..{n - 1}, got {w!r}")
+        raise _err(f"result.winner must be null or a seat 0..{n - 1}, got {brief(w)}")
     if res["outcome"] == "out" and w is None:
         raise _err("result.winner must be the seat that went out when the outcome is 'out'")
     rummy = res.get("rummy", False)
     if not isinstance(rummy, bool) or (rummy and res["outcome"] != "out"):
-        raise _err(f"result.rummy must be true or false (true only when someone went out), got {rummy!r}")
+        raise _err(f"result.rummy must be true or false (true only when someone went out), got {brief(rummy)}")
     melds_scoring = rules.scoring == "melds"
     if rummy and melds_scoring:
         raise _err("result.rummy cannot be true under scoring='melds' (RULES.md §10.4)")
@@ -622,7 +733,7 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
     pts = res.get("points")
     if (not isinstance(pts, list) or len(pts) != n
             or not all(isinstance(x, int) and not isinstance(x, bool) and lo <= x <= cap for x in pts)):
-        raise _err(f"result.points must be a list of {n} ints in {lo}..{cap}, got {str(pts)[:80]}")
+        raise _err(f"result.points must be a list of {n} ints in {lo}..{cap}, got {brief(pts)}")
     if melds_scoring:
         # the hand's payoffs follow from its points: own minus the mean of the others' (§10.4)
         pay = melds_payoffs(pts)
@@ -631,7 +742,7 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x - y) < 1e-6
                            for x, y in zip(given, pay))):
             raise _err(f"result.payoffs must be each seat's points minus the mean of the others' under "
-                       f"scoring='melds' ({pay}), got {str(given)[:80]}")
+                       f"scoring='melds' ({pay}), got {brief(given)}")
         if rules.target is not None and max(a - b for a, b in zip(scores, pts)) >= rules.target:
             raise _err(f"scores {scores} minus this hand's points {pts} already reach the target {rules.target}: "
                        "the match was over before this hand")
@@ -640,7 +751,7 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
     if (not isinstance(pay, list) or len(pay) != n
             or not all(isinstance(x, int) and not isinstance(x, bool) and abs(x) <= cap * n for x in pay)
             or sum(pay) != 0):
-        raise _err(f"result.payoffs must be a list of {n} ints summing to 0 (zero-sum), got {str(pay)[:80]}")
+        raise _err(f"result.payoffs must be a list of {n} ints summing to 0 (zero-sum), got {brief(pay)}")
     before = [a - b for a, b in zip(scores, pts)]
     if min(before) < 0:
         raise _err(f"result.points {pts} exceed the scores {scores} (the scores include this hand's points)")

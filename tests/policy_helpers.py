@@ -14,6 +14,10 @@ def tiny_policy() -> dict:
     """``{"zip": Path, "export": Path, "model": MaskablePPO, "root": Path}``: a policy
     trained for 128 steps on ``SingleAgentEnv(seed=0)`` (classic, no rummy_config.json)
     and its export made through ``rummy export`` (the CLI's ``main``)."""
+    from extras import needs
+
+    for module in ("torch", "sb3_contrib", "onnx", "onnxscript", "onnxruntime"):  # train + export extras
+        needs(module)
     if not _CACHE:
         import torch
         from sb3_contrib import MaskablePPO

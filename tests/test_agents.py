@@ -7,6 +7,8 @@ import random
 import numpy as np
 import pytest
 
+from extras import needs
+
 from rummy_env.agents import AGENT_NAMES, GreedyAgent, HeuristicAgent, PlayerView, RandomAgent, make_agent
 from rummy_env import Rules, engine, state_json
 from rummy_env.actions import DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS, action_text
@@ -355,7 +357,7 @@ def test_make_agent_pretrained_missing(monkeypatch, tmp_path):
 
 
 def test_ppo_agent_loads_and_acts_greedily(tmp_path):
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
     from rummy_env import SingleAgentEnv

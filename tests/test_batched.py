@@ -8,7 +8,9 @@ import copy
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
+from extras import needs
+
+needs("sb3_contrib")
 import torch  # noqa: E402
 
 from rummy_env import Rules, SingleAgentEnv, engine, state_json  # noqa: E402

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from extras import needs
+
 from rummy_env.eval import bench
 from rummy_env.cli import main as rummy
 
@@ -75,7 +77,7 @@ def test_profile_groups_count_each_call_once_with_its_caller():
     """A hand-made profile: the advance loop calls a scripted agent (5 s, of which 1 s in
     the observation's PlayerView and 2 s in melds), the encoder (3 s, of which 0.5 s in
     engine.legal_actions), engine.apply (4 s, 1 s of it in melds) and a snapshot (6 s)."""
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     from rummy_env.train.bench import env_groups
 
     adv = ("/x/rummy_env/train/vec_env.py", 108, "_advance")
@@ -106,7 +108,7 @@ def test_bench_train_profile_reports_every_group_and_they_add_up(tmp_path, capsy
     """A tiny real run (snapshots, scripted opponents, 2 evaluations) with 1 and 2 workers:
     every group is reported, none is negative, the groups cover the wall time, and the
     parts the run certainly did take time."""
-    pytest.importorskip("sb3_contrib")
+    needs("sb3_contrib")
     from rummy_env.train.bench import PROFILE_GROUPS
 
     out = tmp_path / "profile.json"
@@ -121,7 +123,7 @@ def test_bench_train_profile_reports_every_group_and_they_add_up(tmp_path, capsy
         assert list(r["shares"]) == list(PROFILE_GROUPS)
         assert all(v >= 0 for v in r["seconds"].values()), r["seconds"]
         assert r["accounted"] == pytest.approx(1.0, abs=0.08)
-        assert r["evaluations"] == 2 and r["timesteps"] == 2048
+        assert r["evaluations"] == 3 and r["timesteps"] == 2048  # at 0 (before PPO), 1024 and 2048
         for g in ("engine", "observation", "learner_inference", "opponent_inference", "scripted", "ppo_update",
                   "evaluation"):
             assert r["seconds"][g] > 0, g

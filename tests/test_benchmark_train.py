@@ -18,7 +18,8 @@ NEEDS = {"rllib-ppo": ("ray.rllib", "the rllib extra: pip install -e '.[rllib]'"
          "dqn": ("tianshou", "the benchmark extra: pip install -e '.[benchmark]'")}
 
 
-@pytest.mark.parametrize("algo", list(ALGOS))
+@pytest.mark.parametrize("algo", [pytest.param(a, marks=pytest.mark.rllib) if a == "rllib-ppo" else a
+                                  for a in ALGOS])  # the rllib run needs Ray: the README's second venv
 def test_benchmark_train_smoke(tmp_path, capsys, algo):
     if algo in NEEDS and importlib.util.find_spec(NEEDS[algo][0].split(".")[0]) is None:
         # find_spec, not importorskip: importing tianshou imports Ray, which must come after ray_environ

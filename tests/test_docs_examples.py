@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from extras import skip_for_missing
+
 from rummy_env.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,6 +140,9 @@ def parse_rummy(argv: list[str]) -> tuple[int, str]:
             args = build_parser(argv).parse_args(argv)
         except SystemExit as e:
             return int(e.code or 0), out.getvalue()
+        except ModuleNotFoundError as e:  # the sub-command's module needs an extra not installed here
+            skip_for_missing(e.name)
+            raise
     if not args.command:
         return 2, "no sub-command"
     return 0, out.getvalue()
@@ -151,7 +156,11 @@ def _is_usage_line(text: str) -> bool:
 
 def sub_parser(words: list[str]) -> argparse.ArgumentParser:
     """The parser of ``rummy WORDS`` (``["train"]``, ``["bench", "env"]``); KeyError for an unknown name."""
-    parser = build_parser(words[:1])
+    try:
+        parser = build_parser(words[:1])
+    except ModuleNotFoundError as e:  # the sub-command's module needs an extra not installed here
+        skip_for_missing(e.name)
+        raise
     for word in words:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         parser = sub.choices[word]
@@ -189,6 +198,11 @@ def test_python_block_runs(block, tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
     proc = subprocess.run([sys.executable, "-c", block.code], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=RUN_TIMEOUT_S)
+    if proc.returncode != 0:
+        missing = re.findall(r"ModuleNotFoundError: (?:No module named '([\w.]+)'|import of ([\w.]+) halted)",
+                             proc.stderr)
+        if missing:
+            skip_for_missing("".join(missing[-1]))  # the block needs an extra not installed here
     assert proc.returncode == 0, f"{block.id} failed:\n{block.code}\n--- stderr ---\n{proc.stderr[-4000:]}"
 
 
@@ -261,29 +275,56 @@ def readme_command(name: str) -> str:
     return m.group(1)
 
 
-def _venv_of(command: str) -> tuple[str, str]:
-    cmds = shell_commands(command)
-    created = next(c[3] for c in cmds if c[:3] == ["python3", "-m", "venv"])
-    activated = next(c[1] for c in cmds if c[0] in (".", "source"))
-    return created, activated
+def _venvs_of(command: str) -> list[list[list[str]]]:
+    """The command's commands, split at each ``python3 -m venv``: one list per venv, each
+    starting with its creation."""
+    out: list[list[list[str]]] = []
+    for c in shell_commands(command):
+        if c[:3] == ["python3", "-m", "venv"]:
+            out.append([])
+        out[-1].append(c)
+    return out
 
 
 def test_readme_commands_use_separate_venvs():
     main, tests = readme_command("main"), readme_command("tests")
-    main_venv, main_active = _venv_of(main)
-    test_venv, test_active = _venv_of(tests)
-    assert (main_venv, main_active) == (".venv", ".venv/bin/activate")
-    assert (test_venv, test_active) == (".venv-test", ".venv-test/bin/activate")
-    # each installs the CPU torch first, into its own venv; only the tests take the rllib extra
-    for cmd in (main, tests):
-        installs = [c for c in shell_commands(cmd) if c[:2] == ["pip", "install"]]
-        assert installs[0] == ["pip", "install", "torch==2.13.0"]
-    assert "rllib" not in main and ".[all,rllib]" in tests
-    assert shell_commands(main)[-1] == ["rummy", "train", "--rules", "classic", "--out", "runs/quick"]
-    assert shell_commands(tests)[-2:] == [["python", "-m", "pytest", "-q", "-n", "2"], ["mkdocs", "build", "--strict"]]
-    # both venvs are git-ignored, and so is the site mkdocs writes
+    (main_cmds,) = _venvs_of(main)
+    test_cmds, rllib_cmds = _venvs_of(tests)
+    for cmds, venv in ((main_cmds, ".venv"), (test_cmds, ".venv-test"), (rllib_cmds, ".venv-rllib")):
+        assert cmds[0] == ["python3", "-m", "venv", venv] and cmds[1] == [".", f"{venv}/bin/activate"]
+        # each installs the CPU torch first, into its own venv
+        assert cmds[2] == ["pip", "install", "torch==2.13.0"]
+    # the tests' first venv installs exactly what the main job installs (the newest gymnasium)
+    # and runs everything but the Ray tests; only the second takes the rllib extra, for them
+    main_install = next(c for c in main_cmds if c[:3] == ["pip", "install", "-e"])
+    assert next(c for c in test_cmds if c[:3] == ["pip", "install", "-e"]) == main_install == ["pip", "install",
+                                                                                              "-e", ".[all]"]
+    assert test_cmds[-2:] == [["python", "-m", "pytest", "-q", "-n", "2", "-m", "not slow and not rllib"],
+                              ["mkdocs", "build", "--strict"]]
+    assert rllib_cmds[3:] == [["pip", "install", "-e", ".[all,rllib]"], ["python", "-m", "pytest", "-q", "-n", "2",
+                                                                         "-m", "rllib"]]
+    assert "rllib" not in main
+    assert main_cmds[-1] == ["rummy", "train", "--rules", "classic", "--out", "runs/quick"]
+    # the venvs are git-ignored, and so is the site mkdocs writes
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
-    assert {".venv/", ".venv-test/", "site/"} <= set(ignored)
+    assert {".venv/", ".venv-test/", ".venv-rllib/", "site/"} <= set(ignored)
+
+
+def test_the_rllib_marker_selects_every_test_that_needs_ray():
+    # a test that imports ray (or the rllib backend) is marked rllib, so the first venv's
+    # run (-m "not rllib", no Ray installed) never meets one
+    for f in sorted((ROOT / "tests").glob("test_*.py")):
+        text = f.read_text(encoding="utf-8")
+        if f.name == "test_rllib.py":
+            assert "pytestmark = pytest.mark.rllib" in text
+            continue
+        if f.name == Path(__file__).name:  # this test names ray itself
+            continue
+        for m in re.finditer(r"\ndef (test_\w+)\(.*?(?=\n(?:def |@|class )|\Z)", text, re.S):
+            if re.search(r"from rummy_env\.train\.rllib import|from rummy_env\.train import rllib|import ray"
+                         r"|needs\(\"ray|importorskip\(\"ray", m.group(0)):
+                head = text[:m.start() + 1].rstrip().splitlines()[-3:]
+                assert "@pytest.mark.rllib" in head, f"{f.name}::{m.group(1)} needs Ray but is not marked rllib"
 
 
 def test_ci_runs_exactly_readme_test_command():

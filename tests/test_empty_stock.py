@@ -218,7 +218,9 @@ def stalled(p2, turn=4, **over):
     """3 players, hand_size 2; player 0 (play phase, KS drawn) discards KS on the
     table's last turn (max_turns 5). Deadwood after it: p0 2C 3H = 5, p1 9D 4C = 13."""
     hands = [["2C", "KS", "3H"], ["9D", "4C"], p2]
-    return table("deadwood", hands, discard=["QC"], phase="play", turn=turn, over={"max_turns": 5, **over})
+    # the dealer that has player 0 move at this turn (play starts left of the dealer, RULES.md §2-§3)
+    return table("deadwood", hands, discard=["QC"], phase="play", turn=turn, dealer=(-1 - turn) % 3,
+                 over={"max_turns": 5, **over})
 
 
 def test_not_stalled_before_max_turns():

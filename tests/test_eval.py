@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from extras import needs
+
 from rummy_env.eval import cli as eval_cli
 from rummy_env.eval.tournament import (
     bradley_terry_elo,
@@ -53,6 +55,7 @@ def test_elo_fit_by_hand():
 
 
 def test_openskill_winner_rises():
+    needs("openskill")
     r = openskill_ratings([((0, 1, 2), (10.0, -4.0, -6.0))] * 3, 3)
     assert r[0]["mu"] > 25 > r[2]["mu"]
     assert r[1]["mu"] > r[2]["mu"]
@@ -146,6 +149,8 @@ def _args(**kw):
 
 
 def test_cli_writes_csv_json_png(tmp_path, capsys):
+    needs("openskill")
+    needs("matplotlib")
     out = tmp_path / "res"
     rc = eval_cli.main(_args(agents=["heuristic", "greedy", "random"], rules="classic", deals=3, seed=0,
                              out=str(out), quiet=True))
@@ -160,6 +165,7 @@ def test_cli_writes_csv_json_png(tmp_path, capsys):
 
 
 def test_cli_tables_and_matches(capsys):
+    needs("openskill")
     rc = eval_cli.main(_args(agents=["heuristic", "greedy"], rules="turnover", players=4, deals=1, quiet=True))
     assert rc == 0 and "OpenSkill" in capsys.readouterr().out
     rc = eval_cli.main(_args(agents=["greedy", "random"], rules="classic", deals=1, matches=True, quiet=True))
@@ -177,8 +183,8 @@ def test_worker_processes_play_a_torch_policy_after_the_parent_used_torch_thread
     # as one process; SIGALRM turns a hang into a failure.
     import signal
 
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("sb3_contrib")
+    torch = needs("torch")
+    needs("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
     from rummy_env import SingleAgentEnv

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extras import needs
+
 from policy_helpers import tiny_policy
 from rummy_env import SingleAgentEnv, rummy_v0
 from rummy_env.actions import ACTION_TEXTS, NUM_ACTIONS
@@ -169,6 +171,7 @@ def test_rules_read_from_rummy_config_json(pol, tmp_path):
 
 
 def test_rummy_export_missing_or_corrupt_source_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    needs("sb3_contrib")
     import rummy_env.train.export as export
 
     cases = []
@@ -235,6 +238,8 @@ print(steps)
 
 
 def test_importing_onnx_agent_and_serve_does_not_import_torch():
+    needs("fastapi")
+    needs("onnxruntime")
     code = ("import sys, rummy_env.agents.onnx_agent, rummy_env.agents.serve; "
             "bad = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]; "
             "print(bad)")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("sb3_contrib")
+from extras import needs
+
+torch = needs("torch")
+needs("sb3_contrib")
 
 from rummy_env.cards import parse_card  # noqa: E402
 from rummy_env.observation import obs_size, offsets, players_for  # noqa: E402

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from extras import needs
+
 from rummy_env.cli import main as rummy
 
 
@@ -40,6 +42,8 @@ def test_train_set_bad_values_name_the_field(tmp_path, capsys, setting, needle):
 
 
 def test_train_out_under_a_file_or_unwritable(tmp_path, capsys):
+    needs("torch")
+    needs("sb3_contrib")
     f = tmp_path / "a_file"
     f.write_text("x")
     for out, needle in ((f / "sub", "is a file, so no run folder can be made under it"),
@@ -52,6 +56,8 @@ def test_train_out_under_a_file_or_unwritable(tmp_path, capsys):
 
 
 def test_train_resume_given_a_file(tmp_path, capsys):
+    needs("torch")
+    needs("sb3_contrib")
     f = tmp_path / "notes.txt"
     f.write_text("x")
     out = tmp_path / "run"
@@ -61,7 +67,9 @@ def test_train_resume_given_a_file(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.rllib
 def test_rllib_resume_given_a_file(tmp_path):
+    needs("ray")
     from rummy_env.train.rllib import check_checkpoint
 
     f = tmp_path / "notes.txt"
@@ -71,6 +79,8 @@ def test_rllib_resume_given_a_file(tmp_path):
 
 
 def test_progress_bar_total_is_what_training_reaches(tmp_path, monkeypatch):
+    needs("torch")
+    needs("sb3_contrib")
     from rummy_env.train import trainer as tr
     from rummy_env.train.config import TrainConfig
 
@@ -180,6 +190,7 @@ def _res(n_tables: int) -> dict:
 
 
 def test_win_rates_png_labels_do_not_overlap_and_points_are_plotted(tmp_path, monkeypatch):
+    needs("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -245,6 +256,11 @@ def _position(rules):
 
 
 def test_act_refuses_other_rules_unless_the_spec_generalises(export_dirs):
+    needs("fastapi")
+    needs("torch")
+    needs("sb3_contrib")
+    needs("onnx")
+    needs("onnxruntime")
     from fastapi.testclient import TestClient
 
     from rummy_env.agents.serve import create_app
@@ -265,6 +281,11 @@ def test_act_refuses_other_rules_unless_the_spec_generalises(export_dirs):
 
 
 def test_act_checks_content_type_and_size(export_dirs):
+    needs("fastapi")
+    needs("torch")
+    needs("sb3_contrib")
+    needs("onnx")
+    needs("onnxruntime")
     from fastapi.testclient import TestClient
 
     from rummy_env.agents.serve import MAX_BODY_BYTES, create_app
@@ -283,6 +304,11 @@ def test_act_checks_content_type_and_size(export_dirs):
 
 @pytest.mark.parametrize("declare_length", [True, False])
 def test_act_refuses_an_oversized_body_before_reading_it_all(export_dirs, declare_length):
+    needs("fastapi")
+    needs("torch")
+    needs("sb3_contrib")
+    needs("onnx")
+    needs("onnxruntime")
     from rummy_env.agents.serve import MAX_BODY_BYTES, create_app
 
     app = create_app(export_dirs[0])

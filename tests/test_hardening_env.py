@@ -7,6 +7,8 @@ import sys
 import numpy as np
 import pytest
 
+from extras import needs
+
 from helpers import table
 from rummy_env import Rules, SingleAgentEnv, rummy_v0, state_json
 from rummy_env.actions import action_text
@@ -103,8 +105,8 @@ def test_infos_have_the_same_keys_and_types_at_every_step(episode):
 
 
 def test_single_agent_infos_stored_in_a_torchrl_replay_buffer():
-    torch = pytest.importorskip("torch")
-    td_mod = pytest.importorskip("tensordict")
+    torch = needs("torch")
+    td_mod = needs("tensordict")
     from torchrl.data import LazyTensorStorage, ReplayBuffer
 
     def tensors(info):
@@ -233,6 +235,11 @@ def test_state_scores_bounded_and_a_finished_hand_checked():
 
 
 def test_act_answers_422_for_unbounded_scores():
+    needs("fastapi")
+    needs("torch")
+    needs("sb3_contrib")
+    needs("onnx")
+    needs("onnxruntime")
     from fastapi.testclient import TestClient
 
     from policy_helpers import tiny_policy

@@ -1,6 +1,6 @@
 """The layering docs/architecture.md states, checked statically over the source (``ast``, no imports).
 
-Core modules, in order: cards, melds, meld_analysis, rules, actions, engine, state_json,
+Core modules, in order: brief, cards, melds, meld_analysis, rules, actions, engine, state_json,
 observation, env, single_agent; each imports only earlier ones. Then the packages: ``agents``
 imports only the core; ``eval`` the core and ``agents``; ``train`` the core,
 ``agents`` and ``eval``; ``benchmark`` every package before it (the web table, an application like the cli, may import
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("cards", "melds", "meld_analysis", "rules", "actions", "engine", "state_json", "observation", "env", "single_agent")
+CORE = ("brief", "cards", "melds", "meld_analysis", "rules", "actions", "engine", "state_json", "observation", "env", "single_agent")
 # core modules outside the chain: what each may import
 CORE_EXTRA = {
     "rummy_v0": set(CORE[: CORE.index("env") + 1]),
@@ -148,7 +148,8 @@ def test_the_resolver_sees_lazy_relative_and_package_imports():
     assert "rummy_env.agents.scripted" in imports_of("rummy_env.agents")  # from .scripted import ...
     assert "rummy_env.rules" in imports_of("rummy_env.train.export")  # from rummy_env import Rules
     assert imports_of("rummy_env.cli") == set()
-    assert imports_of("rummy_env.cards") == set()
+    assert imports_of("rummy_env.cards") == {"rummy_env.brief"}
+    assert imports_of("rummy_env.brief") == set()
 
 
 def test_no_import_cycles():

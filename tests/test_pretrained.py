@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
-pytest.importorskip("onnxruntime")
+from extras import needs
+
+needs("sb3_contrib")
+needs("onnxruntime")
 
 from rummy_env.agents import PRETRAINED_PATH, make_agent  # noqa: E402
 from rummy_env.eval.tournament import evaluate  # noqa: E402

@@ -7,6 +7,8 @@ positions round-trip through STATE JSON."""
 import random
 from itertools import combinations
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -239,9 +241,21 @@ def play_hand(s, rng, deep=True):
     return steps
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=rule_sets(), seed=st.integers(0, 2**32 - 1))
 def test_random_hands_keep_every_invariant(rules, seed):
+    """80 random hands in the suite; the ``slow`` twin below plays 250."""
+    random_hand_checked(rules, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rules=rule_sets(), seed=st.integers(0, 2**32 - 1))
+def test_random_hands_keep_every_invariant_250_hands(rules, seed):
+    random_hand_checked(rules, seed)
+
+
+def random_hand_checked(rules, seed):
     rules = rules.replace(max_turns=min(rules.max_turns, 40))
     s = engine.new_game(rules, seed=seed)
     play_hand(s, random.Random(seed), deep=True)

@@ -20,7 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.rllib  # run in the README's second venv (.venv-rllib), which has Ray
 rllib = pytest.importorskip("rummy_env.train.rllib", reason="ray[rllib] is not installed (the rllib extra)")
+pytest.importorskip("ray.rllib", reason="needs the rllib extra (ray[rllib] is not installed): "
+                                         "pip install 'rummy-env[rllib]'")
 from rummy_env.rules import Rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,6 +8,8 @@ the mean of the other seats' points.
 import numpy as np
 import pytest
 
+from extras import needs
+
 from rummy_env import Rules, engine, rummy_v0, state_json
 from rummy_env.actions import DIG_BASE, DRAW_DISCARD, NUM_ACTIONS, action_ranges, num_actions, table_kind
 from rummy_env.cards import CARD_TEXT, parse_card
@@ -400,13 +402,29 @@ def check_digs(s, legal):
         assert ok == (DIG_BASE + c in legal), (CARD_TEXT[c], ok)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=hst.sampled_from([2, 3, 4]), seed=hst.integers(0, 2**32 - 1),
-       over=hst.fixed_dictionaries({}, optional={"aces": hst.sampled_from(["low", "high", "either"]),
-                                                 "layoffs": hst.booleans(),
-                                                 "must_discard_to_go_out": hst.booleans(),
-                                                 "ace_points": hst.sampled_from([1, 11])}))
+RUM500_HANDS = given(n=hst.sampled_from([2, 3, 4]), seed=hst.integers(0, 2**32 - 1),
+                     over=hst.fixed_dictionaries({}, optional={"aces": hst.sampled_from(["low", "high", "either"]),
+                                                               "layoffs": hst.booleans(),
+                                                               "must_discard_to_go_out": hst.booleans(),
+                                                               "ace_points": hst.sampled_from([1, 11])}))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@RUM500_HANDS
 def test_random_rum500_hands_keep_every_invariant(n, seed, over):
+    """15 random hands in the suite; the ``slow`` twin below plays 60."""
+    check_rum500_hand(n, seed, over)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@RUM500_HANDS
+def test_random_rum500_hands_keep_every_invariant_60_hands(n, seed, over):
+    check_rum500_hand(n, seed, over)
+
+
+def check_rum500_hand(n, seed, over):
+    """One random 500 Rum hand, every invariant checked at every step."""
     rules = Rules.preset("rum500", num_players=n, max_turns=60, **over)
     s = engine.new_game(rules, seed=seed)
     rng = random.Random(seed)
@@ -458,6 +476,8 @@ def test_pettingzoo_api_and_seed_tests_on_rum500(n):
 
 @pytest.fixture(scope="module")
 def rum500_export(tmp_path_factory):
+    for module in ("torch", "sb3_contrib", "onnx", "onnxscript", "onnxruntime"):
+        needs(module)
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -499,7 +519,8 @@ def test_onnx_agent_plays_legal_rum500_hands(rum500_export):
 
 
 def test_serve_answers_a_rum500_position_and_refuses_a_standard_one(rum500_export):
-    import httpx
+    needs("fastapi")
+    httpx = needs("httpx")
 
     from rummy_env.agents.serve import make_server
     from server_helpers import running_server
@@ -642,6 +663,8 @@ def test_a_policy_for_another_kind_of_table_is_refused_up_front(rum500_export):
 
 
 def test_training_envs_declare_the_envs_observation_box_at_rum500():
+    needs("torch")
+    needs("sb3_contrib")
     from rummy_env import SingleAgentEnv
     from rummy_env.train.subproc import make_pool
     from rummy_env.train.vec_env import SelfPlayVecEnv
@@ -653,12 +676,54 @@ def test_training_envs_declare_the_envs_observation_box_at_rum500():
     assert float(venv.observation_space.low[0]) == -np.inf and venv.action_space.n == 631
 
 
-def test_infos_payoffs_are_floats_at_every_500_rum_table_and_dig_texts_need_the_count():
-    from rummy_env.actions import action_text
+RUM500_TABLES = {  # one table of every 500 Rum kind (actions.table_kind), the dig-only classic table among them
+    "classic-dig": Rules.preset("classic", draw="dig", max_recycles=0),  # winner_takes scoring, digging
+    "rum500": Rules.preset("rum500"),
+    "rum500+around": Rules.preset("rum500", aces="around"),
+    "rum500+jokers": Rules.preset("rum500", jokers=2),
+    "rum500+two_decks": Rules.preset("rum500", decks=2, num_players=5),
+}
 
-    env = rummy_v0.raw_env(rules=Rules.preset("classic", draw="dig", max_recycles=0))  # winner_takes, dig
+
+def test_the_500_rum_tables_cover_every_kind_of_500_rum_variant():
+    from rummy_env.actions import TABLE_KINDS, is_rum500, kind_features, table_kind
+
+    kinds = {table_kind(r) for r in RUM500_TABLES.values()}
+    assert all(is_rum500(k) for k in kinds)
+    # each deck variant of RULES.md §10.1-10.3 at 500 Rum, alone
+    assert {f for k in kinds for f in kind_features(k)} == {"around", "jokers", "two_decks"}
+    assert kinds <= set(TABLE_KINDS) and len(kinds) == 4  # classic-dig is a plain rum500 kind
+
+
+@pytest.mark.parametrize("name", list(RUM500_TABLES))
+def test_infos_payoffs_are_floats_at_every_500_rum_table_and_dig_texts_round_trip(name):
+    import random
+
+    rules = RUM500_TABLES[name]
+    env = rummy_v0.raw_env(rules=rules)
     env.reset(seed=1)
     assert all(type(x) is float for x in env.infos["player_0"]["hand_result"]["payoffs"])
+    rng = random.Random(1)
+    digs = 0
+    while not any(env.terminations.values()):
+        legal = env.legal_actions()
+        for a in legal:  # every legal action's text names that action at this table
+            t = env.action_text(a)
+            if t.startswith("draw discard "):
+                digs += 1
+                assert env.action_id(t) == a
+        env.step(rng.choice(legal))
+    for agent in env.possible_agents:
+        pay = env.infos[agent]["hand_result"]["payoffs"]
+        assert all(type(x) is float for x in pay) and abs(sum(pay)) < 1e-6  # zero-sum (API.md)
+    assert digs > 0  # the pile was dug somewhere in the hand
+
+
+def test_dig_texts_need_the_count():
+    from rummy_env.actions import action_text
+
+    env = rummy_v0.raw_env(rules=RUM500_TABLES["classic-dig"])
+    env.reset(seed=1)
     with pytest.raises(ValueError, match="0..578"):
         action_text(600)  # a standard table's ids by default
     assert action_text(600, 631) == "draw discard 9D" and env.action_text(600) == "draw discard 9D"

@@ -8,13 +8,21 @@ import subprocess
 import sys
 import time
 
-import httpx
 import numpy as np
 import pytest
 
-from policy_helpers import tiny_policy
-from server_helpers import running_server
-from rummy_env import rummy_v0
+from extras import needs
+
+httpx = needs("httpx")
+needs("fastapi")
+needs("onnxruntime")
+needs("torch")
+needs("sb3_contrib")
+needs("onnx")
+
+from policy_helpers import tiny_policy  # noqa: E402
+from server_helpers import running_server  # noqa: E402
+from rummy_env import rummy_v0  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("sb3_contrib")
+from extras import needs
+
+needs("sb3_contrib")
 
 from rummy_env import Rules, engine, state_json  # noqa: E402
 from rummy_env.agents import RandomAgent  # noqa: E402
@@ -347,7 +349,7 @@ def test_evaluations_inside_a_run_show_on_the_progress_bar(tmp_path):
     t = Trainer(cfg, verbose=0)
     t.learn()
     rows = [r for r in json.loads((tmp_path / "run" / "eval_history.json").read_text()) if not r.get("final")]
-    assert len(rows) == 2  # at 128 and 256 steps
+    assert [r["timesteps"] for r in rows] == [0, 128, 256]  # before PPO (issue 27), at 128 and 256 steps
     last = {b: rows[-1][b] for b in ("random", "greedy")}
     assert all(r["mode"] == "matches" for r in last.values())
     # by hand: "eval: " then each baseline's match win rate to two places, in the config's order

@@ -22,6 +22,7 @@ def seed000_position():
         melds=[["JS", "JD", "JH"]],
         has_melded=[False, True],
         turn=7,
+        dealer=0,  # player 0 moves at turn 7: play starts left of the dealer (seat 1) and alternates
     )
 
 

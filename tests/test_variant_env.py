@@ -15,6 +15,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
+from extras import needs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -154,9 +156,17 @@ def play_checked(rules: Rules, seed: int, json_every: int = 7) -> int:
     return steps
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(variant_rules(), st.integers(0, 10**6))
 def test_random_play_keeps_every_invariant(rules, seed):
+    """10 random variant tables in the suite; the ``slow`` twin below plays 40."""
+    play_checked(rules, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(variant_rules(), st.integers(0, 10**6))
+def test_random_play_keeps_every_invariant_40_tables(rules, seed):
     play_checked(rules, seed)
 
 
@@ -249,7 +259,8 @@ def test_observation_ignores_hidden_cards_and_stock_order(preset, n):
 def jokers_run(tmp_path_factory):
     """A tiny `rummy train --rules jokers` run (warm start, snapshots, the card features
     told the table by num_players/kind) and its export."""
-    pytest.importorskip("sb3_contrib")
+    for module in ("torch", "sb3_contrib", "onnx", "onnxscript", "onnxruntime"):  # train + export extras
+        needs(module)
     from rummy_env.cli import main as rummy
     from rummy_env.train.config import TrainConfig
     from rummy_env.train.trainer import Trainer
@@ -316,7 +327,8 @@ def test_onnx_and_ppo_agents_agree_and_play_legal_jokers_hands(jokers_run):
 
 
 def test_serve_answers_a_jokers_position_and_refuses_a_standard_one(jokers_run):
-    import httpx
+    needs("fastapi")
+    httpx = needs("httpx")
 
     from rummy_env.agents.serve import make_server
     from server_helpers import running_server
@@ -418,6 +430,8 @@ def test_observation_shows_copies_and_jokers_where_they_are():
 
 
 def test_rummy_play_takes_players_for_a_seven_player_two_decks_table():
+    needs("torch")  # the default opponent, the shipped policy, is loaded to find it does not fit
+    needs("sb3_contrib")
     import os
     import subprocess
     import sys

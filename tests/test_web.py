@@ -17,10 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-pytest.importorskip("fastapi")
+from extras import needs
+
+httpx = needs("httpx")
+
+needs("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from rummy_env.agents import web  # noqa: E402
@@ -519,9 +522,9 @@ def test_unknown_agent_lists_the_names():
 
 
 def test_default_opponent_is_the_shipped_policy_exported_once(tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("onnx")
-    pytest.importorskip("onnxruntime")
+    needs("torch")
+    needs("onnx")
+    needs("onnxruntime")
     cache = tmp_path / "cache"
     make, name = opponent_factory("pretrained-onnx", cache_dir=cache)
     (folder,) = list(cache.glob("pretrained-onnx-*"))
@@ -766,7 +769,7 @@ def test_rum500_an_agent_that_does_not_fit_is_refused_clearly():
 
 
 def test_rum500_cli_refuses_a_classic_policy_and_names_heuristic():
-    pytest.importorskip("torch")
+    needs("torch")
     env = dict(os.environ, OMP_NUM_THREADS="1")
     r = subprocess.run([sys.executable, "-m", "rummy_env.cli", "web", "--port", "0", "--agent", "pretrained",
                         "--rules", "rum500"], capture_output=True, text=True, env=env, timeout=120)
@@ -775,9 +778,9 @@ def test_rum500_cli_refuses_a_classic_policy_and_names_heuristic():
 
 
 def test_rum500_shipped_policy_falls_back_to_heuristic(tmp_path):
-    pytest.importorskip("torch")
-    pytest.importorskip("onnx")
-    pytest.importorskip("onnxruntime")
+    needs("torch")
+    needs("onnx")
+    needs("onnxruntime")
     make, name = opponent_factory("pretrained-onnx", cache_dir=tmp_path / "cache")
     t = WebTable(make, name, rules="rum500", seed=1)
     cfg = t.config()

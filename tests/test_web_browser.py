@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from extras import needs
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -35,7 +37,7 @@ if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
                 allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright for Python is not installed "
                                                              "(pip install playwright; no `playwright install`)")
-pytest.importorskip("fastapi")
+needs("fastapi")
 
 from server_helpers import hidden_cards, keys_of, running_server  # noqa: E402
 
@@ -257,5 +259,34 @@ def test_dig_the_500_rum_pile_by_clicking(server, browser):
         page.wait_for_function("document.getElementById('title').textContent.includes('Lay off')")
         assert page.is_hidden("#pile-area") and page.is_visible("#upcard") and page.is_hidden("#meld-points")
         assert not errors, errors
+    finally:
+        page.close()
+
+
+def test_the_page_shows_a_loading_state_until_the_deal_arrives(server, browser):
+    """Issue 27 item 13: a screenshot taken as the page loads showed "0 cards, Stock 0";
+    until the deal arrives the table says it is dealing, and shows no counts."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_default_timeout(TIMEOUT)
+    held = []
+    page.route("**/api/new", lambda route: held.append(route))  # the deal waits until released
+    try:
+        page.goto(server["url"] + "/")
+        for _ in range(200):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the page never asked for a deal"
+        assert page.is_visible("#loading") and page.inner_text("#loading") == "Dealing the cards…"
+        assert page.get_attribute("#table", "aria-busy") == "true"
+        for sel in ("#opp-count", "#stock-count", "#hand", "#stock"):
+            assert not page.is_visible(sel), sel
+        held[0].continue_()
+        page.wait_for_selector("body[data-ready='1']")
+        assert not page.is_visible("#loading") and page.get_attribute("#table", "aria-busy") is None
+        game = server["table"].game(page.evaluate("session"))
+        sd = game.env.state_dict()
+        assert page.inner_text("#stock-count") == str(len(sd["stock"]))
+        assert page.inner_text("#opp-count") == str(len(sd["hands"][1 - game.seat]))
     finally:
         page.close()

@@ -136,8 +136,8 @@ def env_groups(stats: dict) -> dict[str, float]:
 def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
                 top: int = 0) -> dict[str, Any]:
     """Train for ``timesteps`` as a real run does (the config's opponent pool, snapshots
-    from step 0, evaluations every ``eval_every`` steps: default half of ``timesteps``;
-    no warm start, no checkpoints) under cProfile and return where the wall time went.
+    from step 0, evaluations at step 0 (the learning curve's first point) and every
+    ``eval_every`` steps: default half of ``timesteps``; no warm start, no checkpoints) under cProfile and return where the wall time went.
 
     The learner process is profiled except during ``model.train`` and
     ``Trainer.evaluate``, which are timed by the clock (``ppo_update``, ``evaluation``).

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .config import TrainConfig, tomllib
+from .config import MAX_SEED, TrainConfig, tomllib
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,6 +48,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     Raises:
         ValueError: an unreadable config file, an unknown key or a bad value.
     """
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        raise ValueError(f"--seed must be an int in 0..{MAX_SEED} (numpy's seed range, 2**32 - 1), got {args.seed}")
     d: dict[str, Any] = {}
     if args.config:
         d.update(TrainConfig.from_toml(args.config).to_dict())

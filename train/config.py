@@ -23,6 +23,8 @@ else:  # pragma: no cover
 
 
 EVAL_MODES = ("auto", "matches", "hands")
+MAX_SEED = 2**32 - 1
+"""The largest ``seed`` (numpy's ``np.random.seed``, which SB3 seeds, takes 0..2**32 - 1)."""
 
 
 @dataclass
@@ -184,6 +186,8 @@ class TrainConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed must be an int in 0..{MAX_SEED} (numpy's seed range, 2**32 - 1), got {self.seed}")
         if self.eval_mode not in EVAL_MODES:
             raise ValueError(f"eval_mode must be one of {', '.join(EVAL_MODES)}, got {self.eval_mode!r}")
         if not isinstance(self.eval_every, int) or self.eval_every < 0:

@@ -95,14 +95,55 @@ def save_checkpoint(path: Path, model: MaskablePPO, pool: OpponentPool, state: d
     return path
 
 
+_STATE_COUNTERS = ("num_timesteps", "next_snapshot", "next_eval", "next_checkpoint")
+
+
+def _check_trainer_state(state: Any) -> int:
+    """Check a checkpoint's ``trainer_state.json`` (as ``Trainer.state`` writes it) and
+    return its ``num_timesteps``.
+
+    Raises:
+        ValueError: not an object; ``num_timesteps`` not an int >= 0; a schedule
+            (``next_snapshot``, ``next_eval``, ``next_checkpoint``) not a number >= 0
+            (``next_eval`` may be Infinity: no evaluations); ``eval_history`` not a list;
+            ``best_score`` not null or a finite number; ``wall_time_s`` not a finite
+            number >= 0. The message names the field, its value and what is allowed.
+    """
+    from rummy_env.brief import brief
+
+    if not isinstance(state, dict):
+        raise ValueError(f"it must be a JSON object, got {type(state).__name__}")
+    for key in _STATE_COUNTERS:
+        if key not in state:
+            raise ValueError(f"{key} is missing")
+        v = state[key]
+        if key == "num_timesteps":
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"num_timesteps must be an int >= 0 (learner timesteps trained), got {brief(v)}")
+        elif (not isinstance(v, (int, float)) or isinstance(v, bool) or math.isnan(v) or v < 0
+              or (math.isinf(v) and key != "next_eval")):
+            raise ValueError(f"{key} must be a number >= 0 (a learner timestep)"
+                             + (" or Infinity (no evaluations)" if key == "next_eval" else "") + f", got {brief(v)}")
+    if not isinstance(state.get("eval_history", []), list):
+        raise ValueError(f"eval_history must be a list of evaluations, got {brief(state['eval_history'])}")
+    best = state.get("best_score")
+    if best is not None and (not isinstance(best, (int, float)) or isinstance(best, bool) or not math.isfinite(best)):
+        raise ValueError(f"best_score must be null or a finite number, got {brief(best)}")
+    wall = state.get("wall_time_s", 0.0)
+    if not isinstance(wall, (int, float)) or isinstance(wall, bool) or not math.isfinite(wall) or wall < 0:
+        raise ValueError(f"wall_time_s must be a finite number of seconds >= 0, got {brief(wall)}")
+    return state["num_timesteps"]
+
+
 def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[str, Any]:
     """Read and check a checkpoint folder (or its ``model.zip``).
 
     Returns ``{"model_path", "pool", "state"}``.
 
     Raises:
-        CheckpointError: missing files, corrupt contents, or rules / observation size
-            that differ from this run's.
+        CheckpointError: missing files, corrupt contents (a ``trainer_state.json`` that
+            ``_check_trainer_state`` refuses, or whose ``num_timesteps`` is not its
+            model's), or rules / observation size that differ from this run's.
     """
     p = Path(path)
     if p.is_file() and p.name == "model.zip":
@@ -128,11 +169,15 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
         part = "pool.pt (the opponent pool's snapshots)"
         pool_state = torch.load(p / "pool.pt", weights_only=True)
         part = "trainer_state.json"
-        steps = int(state["num_timesteps"])
+        steps = _check_trainer_state(state)
     except Exception as e:  # noqa: BLE001 - any failure here means a corrupt checkpoint
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {part} cannot be read "
                               f"({first})") from None
+    model_steps = data.get("num_timesteps")
+    if isinstance(model_steps, int) and model_steps != steps:
+        raise CheckpointError(f"checkpoint {p} is corrupt: trainer_state.json says num_timesteps {steps:,}, its "
+                              f"model.zip {model_steps:,} (a checkpoint writes both at the same step)")
     theirs = Rules.from_json(meta["rules"])
     if theirs != rules:
         raise CheckpointError(
@@ -228,6 +273,12 @@ class SelfPlayCallback(BaseCallback):
         self.logger.record("perf/opponent_time_s", venv.opponent_time)
         self.logger.record("perf/wall_s", dt)
 
+    def _on_training_start(self) -> None:
+        # the learning curve's first point: the policy as the warm start left it (here, once
+        # learn has set up the logger the evaluation records to)
+        if self.model.num_timesteps == 0 and self.t.cfg.eval_every > 0:
+            self.t._evaluate_before_ppo()
+
     def _on_rollout_start(self) -> None:
         pass
 
@@ -289,14 +340,31 @@ class Trainer:
             if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
                 from .warmstart import sb3_forward, warm_start
 
-                self.state["warm_start"] = warm_start(cfg, self.rules, list(self.model.policy.parameters()),
-                                                      sb3_forward(self.model.policy), verbose=verbose)
+                if verbose:
+                    print(f"[plan] first a warm start: clone {cfg.warmstart_decisions:,} {cfg.warmstart_teacher} "
+                          f"decisions (+{cfg.warmstart_dagger_rounds} DAgger round(s); the default 800,000 take "
+                          "over 5 minutes on 2 cores, whatever --timesteps is; --set warmstart_decisions=0 skips "
+                          f"it), then PPO to {cfg.timesteps:,} learner timesteps; the run writes to {self.run_dir}/",
+                          flush=True)
+                try:
+                    self.state["warm_start"] = warm_start(cfg, self.rules, list(self.model.policy.parameters()),
+                                                          sb3_forward(self.model.policy), verbose=verbose)
+                except KeyboardInterrupt:
+                    self.venv.close()
+                    print("\ninterrupted during the warm start, before any PPO step: nothing was saved (checkpoints "
+                          "hold PPO progress); run the command again to start over, or add --set "
+                          "warmstart_decisions=0 to skip the warm start", flush=True)
+                    raise
+            elif verbose:
+                print(f"[plan] PPO to {cfg.timesteps:,} learner timesteps (no warm start); the run writes to "
+                      f"{self.run_dir}/", flush=True)
         self._restore_pool()
         # rollouts on one torch thread (the workers, or the in-process games, use the other
         # core; a second thread in small forward passes only stalls when a core is busy),
         # the PPO update on torch_threads (SelfPlayPPO)
         self.model.update_threads = cfg.torch_threads
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
+        self._side_s = 0.0  # seconds of evaluations and checkpoints inside learn (not PPO's time)
 
     # -- construction helpers
     def _make_venv(self):
@@ -328,6 +396,26 @@ class Trainer:
                 net.load_state_dict(sd)
                 self._add_snapshot_net(net, step)
 
+    # -- output
+    def say(self, msg: str) -> None:
+        """Print one line of the run's log (when ``verbose``) on a line of its own: above
+        the progress bar while one is drawn (``tqdm.write``), never glued onto it."""
+        if not self.verbose:
+            return
+        bar = self.progress_bar
+        if bar is not None and getattr(bar, "pbar", None) is not None and not getattr(bar.pbar, "disable", False):
+            import tqdm
+
+            if not sys.stderr.isatty():  # a log file: end the bar's line (it has no newline of its own)
+                bar.pbar.fp.write("\n")
+                bar.pbar.fp.flush()
+                print(msg, flush=True)
+            else:  # a terminal: tqdm clears the bar, prints above it and redraws it
+                tqdm.tqdm.write(msg, file=sys.stdout)
+                sys.stdout.flush()
+        else:
+            print(msg, flush=True)
+
     # -- scheduled work
     def on_step(self, t: int) -> None:
         """Called after every vector step at learner timestep ``t``: snapshot, evaluate and
@@ -337,12 +425,14 @@ class Trainer:
         if t >= st["next_snapshot"]:
             self._add_snapshot_net(ActorNet.from_policy(self.model.policy), t)
             st["next_snapshot"] = t + self.cfg.snapshot_every
+        side0 = time.perf_counter()
         if t >= st["next_eval"]:
             self.evaluate(t, self.cfg.eval_deals)
             st["next_eval"] = t + self.cfg.eval_every
         if t >= st["next_checkpoint"]:
             self.checkpoint()
             st["next_checkpoint"] = t + self.cfg.checkpoint_every
+        self._side_s += time.perf_counter() - side0  # not PPO's time (ppo_timesteps_per_s)
 
     def wall_time(self) -> float:
         """Seconds of training so far, warm start included, across resumes."""
@@ -363,8 +453,7 @@ class Trainer:
             self.model.save(self.run_dir / "best_model.zip")
         if self.progress_bar is not None:
             self.progress_bar.show_evaluation(res)
-        if self.verbose:
-            print(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}", flush=True)
+        self.say(f"[eval @ {t:,} steps, {self.wall_time():.0f}s] {summary_line(res)}")
         return res
 
     def _record(self, t: int, res: dict[str, dict[str, Any]], final: bool = False) -> None:
@@ -378,10 +467,11 @@ class Trainer:
     def checkpoint(self) -> Path:
         """Write ``checkpoints/step_N`` (model, pool, trainer state, rules) and return its path."""
         self.state["wall_time_s"] = self.wall_time()
+        # the model's own count (an interrupt may fall between its step and the callback's)
+        self.state["num_timesteps"] = self.model.num_timesteps
         path = self.run_dir / "checkpoints" / f"step_{self.state['num_timesteps']}"
         save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules)
-        if self.verbose:
-            print(f"[checkpoint] {path}", flush=True)
+        self.say(f"[checkpoint] {path}")
         return path
 
     # -- the run
@@ -391,6 +481,18 @@ class Trainer:
         remaining = cfg.timesteps - self.state["num_timesteps"]
         cb = SelfPlayCallback(self)
         self.progress_bar = RolloutProgressBar() if cfg.progress else None
+        if remaining <= 0:
+            # a resumed checkpoint that already reaches --timesteps: nothing to train, so the
+            # checkpoint is left as it is; the final model and report are still written
+            from stable_baselines3.common.logger import configure
+
+            self.model.set_logger(configure(str(self.run_dir / "tb" / "final"), ["tensorboard"]))
+            if self.verbose:
+                print(f"[resume] the checkpoint has {self.state['num_timesteps']:,} timesteps, already "
+                      f"--timesteps {cfg.timesteps:,}: nothing to train; writing final_model.zip and the report",
+                      flush=True)
+        steps0, self._side_s = self.state["num_timesteps"], 0.0
+        learn0 = time.perf_counter()
         try:
             if remaining > 0:
                 self.model.learn(total_timesteps=remaining, callback=[cb, self.progress_bar] if cfg.progress else cb,
@@ -400,25 +502,59 @@ class Trainer:
             print(f"\ninterrupted: checkpoint saved to {path}; resume with --resume {path}", flush=True)
             self.venv.close()
             raise
-        self.state["num_timesteps"] = self.model.num_timesteps
-        self.checkpoint()
+        if remaining > 0:
+            self.state["num_timesteps"] = self.model.num_timesteps
+            ppo = self.state.setdefault("ppo", {"wall_s": 0.0, "timesteps": 0})
+            ppo["wall_s"] += time.perf_counter() - learn0 - self._side_s
+            ppo["timesteps"] += self.model.num_timesteps - steps0
+            self.checkpoint()
         self.model.save(self.run_dir / "final_model.zip")
         report = self.final_report()
         self.venv.close()
+        files = ["final_model.zip"] + (["best_model.zip"] if (self.run_dir / "best_model.zip").is_file() else [])
+        files += ["report.md", "report.json", "eval_history.json"]
+        files += ["learning_curve.png"] if (self.run_dir / "learning_curve.png").is_file() else []
+        self.say(f"[done] wrote {', '.join(files)} in {self.run_dir}/ (checkpoints in {self.run_dir}/checkpoints/, "
+                 f"TensorBoard logs in {self.run_dir}/tb/)")
         return report
+
+    def _evaluate_before_ppo(self) -> None:
+        """Evaluate the policy as the warm start left it, at step 0 (the learning curve's
+        first point), on ``eval_deals``; its time is not PPO's."""
+        t0 = time.perf_counter()
+        self.say(f"[eval @ 0 steps] the {'warm-started' if 'warm_start' in self.state else 'initial'} policy "
+                 f"before PPO: {self.cfg.eval_deals} duplicate deals per baseline")
+        self.evaluate(0, self.cfg.eval_deals)
+        self._side_s += time.perf_counter() - t0
 
     def final_report(self) -> dict[str, Any]:
         """Evaluate the final model on ``final_eval_deals`` against each baseline and write
         ``report.json``, ``report.md`` and ``learning_curve.png``."""
         t = self.model.num_timesteps
-        res = evaluate_vs_baselines(greedy_agent(self.model), self.rules, self.cfg.eval_baselines,
-                                    self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed,
-                                    workers=self.cfg.eval_workers, matches=self.cfg.eval_matches)
+        cfg = self.cfg
+        agent = greedy_agent(self.model)
+        deals = cfg.final_eval_deals
+        unit = "match seeds" if (cfg.eval_matches if cfg.eval_matches is not None
+                                 else self.rules.target is not None) else "deals"
+        self.say(f"[final evaluation] {deals} duplicate {unit} against each of {', '.join(cfg.eval_baselines)} "
+                 f"(both seat rotations, {cfg.eval_workers} worker(s)); a line per baseline")
+        res: dict[str, dict[str, Any]] = {}
+        for b in cfg.eval_baselines:
+            t0 = time.perf_counter()
+            res.update(evaluate_vs_baselines(agent, self.rules, [b], deals, seed=20_000 + cfg.seed,
+                                             workers=cfg.eval_workers, matches=cfg.eval_matches))
+            self.say(f"[final evaluation] vs {b} ({time.perf_counter() - t0:.0f}s): {summary_line({b: res[b]})}")
         self._record(t, res, final=True)
         wall = self.wall_time()
+        ppo = self.state.get("ppo", {})
+        ws = self.state.get("warm_start", {})
         report = {"timesteps": t, "wall_time_s": round(wall, 1),
                   "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
-                  "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res}
+                  "ppo_wall_time_s": round(ppo.get("wall_s", 0.0), 1),
+                  "ppo_timesteps_per_s": (round(ppo["timesteps"] / ppo["wall_s"], 1)
+                                          if ppo.get("wall_s", 0) > 0 else None),
+                  "warm_start_s": round(ws.get("collect_s", 0.0) + ws.get("fit_s", 0.0), 1),
+                  "rules": self.rules.to_json(), "deals": deals, "results": res}
         write_report(self.run_dir, report, f"Evaluation after {t:,} timesteps ({wall / 60:.1f} min)", self.verbose)
         self._plot_curve()
         return report

@@ -51,6 +51,9 @@ function myPlay() { return view && view.to_move === "you" && view.phase === "pla
 
 // ------------------------------------------------------------------ rendering
 function render(v, frame) {
+  // the first view ends the loading state (index.html: #table.loading)
+  $("table").classList.remove("loading");
+  $("table").removeAttribute("aria-busy");
   view = v;
   for (const c of [...selected]) if (!v.hand.includes(c)) selected.delete(c);
   $("score-you").textContent = v.scores.you;
@@ -335,8 +338,13 @@ async function init() {
       li.appendChild(document.createTextNode(" " + p.teaches));
       ul.appendChild(li);
     }
-  } catch (e) { showMessage(e.message, true); return; }
+  } catch (e) {
+    $("loading").textContent = `The table did not load: ${e.message}`;
+    showMessage(e.message, true);
+    return;
+  }
   await startMatch();
+  if ($("table").classList.contains("loading")) $("loading").textContent = "No deal arrived: press New match.";
   document.body.dataset.ready = "1";
 }
 init();
