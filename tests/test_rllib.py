@@ -493,3 +493,10 @@ def test_ray_started_by_the_trainer_connects_only_to_loopback(tmp_path):
     assert "connect(" in text and "127.0.0.1" in text  # the trace did see Ray's own connections
     bad = non_loopback_connects(text)
     assert not bad, "Ray connected outside loopback:\n" + "\n".join(bad[:20])
+
+
+def test_benchmark_train_rllib_smoke(ray_local, tmp_path):
+    # rummy benchmark train --algo rllib-ppo at one 512-step iteration, inside this module's Ray
+    from test_benchmark_train import check_smoke_run
+
+    check_smoke_run(tmp_path, "rllib-ppo")
