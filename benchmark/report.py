@@ -329,23 +329,25 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
         tb = [b for b in brs if b["task"] == task]
         if tb:
             lines += ["### Exploitability proxy (best response)", "",
-                      "PPO trained against the frozen agent alone, from scratch, with a fixed budget and seed "
+                      "MaskablePPO warm-started by a short clone of `heuristic` (100k decisions and one DAgger "
+                      "round of 50k), then trained against the frozen agent alone with a fixed budget and seed "
                       "(`rummy benchmark best-response`); its match win rate against the agent over the task's "
-                      "match seeds. Lower is less exploitable; 50% means the best response found nothing to "
-                      "exploit that it could not also lose.", ""]
+                      "match seeds, every seat rotation. Lower is less exploitable (a proxy: a stronger best "
+                      "response may find more).", ""]
             lines += ["| frozen agent | best-response budget | match win rate of the best response | points/hand | "
                       "train | command |", "|---|---|---|---|---|---|"]
+            names = {r["agent"]["spec"]: r["agent"]["name"] for r in trs}
             for b in tb:
                 r = b["result"]
-                lines.append(f"| {b['agent_name']} | {b['budget']:,} | **{_pct(r['match_win_rate'])}** "
+                lines.append(f"| {names.get(b['agent'], b['agent_name'])} | {b['budget']:,} | **{_pct(r['match_win_rate'])}** "
                              f"{_ci(*r['match_win_ci'])} | {r['points_per_hand']:+.2f} | {b['train_wall_s'] / 60:.1f} min "
                              f"| `{b['command']}` |")
             lines.append("")
         for img in images.get(task, []):
             lines += [f"![{task}](img/{img})", ""]
         lines += ["### Every row", "",
-                  "Each row's numbers, the machine and wall-clock it was measured with, and the command that "
-                  "reproduces it from a fresh clone.", "",
+                  "Each row's numbers, the machine and wall-clock it was measured with (as that machine was, "
+                  "with whatever else ran on it), and the command that reproduces it from a fresh clone.", "",
                   "| agent | protocol | vs heuristic | points/hand vs heuristic | hands vs heuristic | rating | "
                   "train | eval | hardware | command |", "|---|---|---|---|---|---|---|---|---|---|"]
         for r in sorted(trs, key=lambda r: (r.get("algorithm") or {}).get("name") or "", reverse=False):
