@@ -215,7 +215,8 @@ def test_the_report_names_both_speeds_and_prints_percentages(verbose_run):
     for rate, wall in (("timesteps_per_s", "wall_time_s"), ("ppo_timesteps_per_s", "ppo_wall_time_s")):
         assert 256 / (j[wall] + 0.051) - 0.051 <= j[rate] <= 256 / max(j[wall] - 0.051, 1e-9) + 0.051, (rate, j)
     assert j["ppo_wall_time_s"] < j["wall_time_s"] and j["ppo_timesteps_per_s"] > j["timesteps_per_s"]
-    assert j["warm_start_s"] > 0
+    # the warm start of 300 decisions may take under 0.05 s (written 0.0) on a fast machine
+    assert 0 <= j["warm_start_s"] <= j["wall_time_s"] - j["ppo_wall_time_s"] + 0.1
     md = (run / "report.md").read_text()
     r = rep["results"]["random"]
     lo, hi = r["match_win_ci"]
