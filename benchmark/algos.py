@@ -182,6 +182,7 @@ def run_dqn(task: Task, budget_name: str, budget: int, seed: int, out: Path, ver
 
     rules = task.make_rules()
     curve: list[dict[str, Any]] = []
+    deals = CURVE_DEALS if budget >= SMOKE_BELOW else 1
 
     def on_eval(agent: Any, t: int, wall: float) -> None:
         r = evaluate(agent, CURVE_OPPONENT, rules=rules, deals=deals, seed=10_000 + seed, matches=True)
@@ -195,8 +196,6 @@ def run_dqn(task: Task, budget_name: str, budget: int, seed: int, out: Path, ver
         if verbose and time.perf_counter() - last[0] >= 20:
             last[0] = time.perf_counter()
             print(f"[dqn] {t:,} / {budget:,} learner steps", flush=True)
-
-    deals = CURVE_DEALS if budget >= SMOKE_BELOW else 1
 
     res = dqn.train_dqn(rules, budget, seed, out / "run", eval_every=max(1, budget // CURVE_POINTS),
                         evaluate=on_eval, progress=progress)
