@@ -15,6 +15,7 @@ from rummy_env.cli import main as rummy  # noqa: E402
 from rummy_env.train.config import TrainConfig  # noqa: E402
 from rummy_env.train.trainer import CheckpointError, Trainer, load_checkpoint  # noqa: E402
 from rummy_env.rules import Rules  # noqa: E402
+import torch  # noqa: E402
 
 
 def tiny_config(out: Path, **kw) -> TrainConfig:
@@ -226,21 +227,88 @@ def test_the_report_names_both_speeds_and_prints_percentages(verbose_run):
     assert f"; {j['ppo_timesteps_per_s']:,.0f}/s in the PPO phase alone ({j['ppo_wall_time_s'] / 60:.1f} min)." in md
 
 
-def test_ctrl_c_during_the_warm_start_says_nothing_was_saved(tmp_path, monkeypatch, capsys):
+def _ws_config(run, **kw):
+    # two DAgger rounds: three fits (the cloning, then one refit per round)
+    return tiny_config(run, warmstart_decisions=1200, warmstart_epochs=1, warmstart_dagger_rounds=2,
+                       warmstart_dagger_decisions=1000, warmstart_dagger_epochs=1, **kw)
+
+
+def _weights(trainer):
+    return [p.detach().clone() for p in trainer.model.policy.parameters()]
+
+
+def _interrupt_fit(monkeypatch, call: int):
+    """Ctrl-C in the warm start's ``call``-th fit (1: the cloning, 2, 3: the DAgger refits),
+    after its first minibatch (so the network has moved when the interrupt comes)."""
     from rummy_env.train import warmstart
 
-    def interrupted(*a, **k):
-        raise KeyboardInterrupt
+    real, calls = warmstart.fit, []
 
-    monkeypatch.setattr(warmstart, "warm_start", interrupted)
+    def fit(*a, **k):
+        calls.append(1)
+        if len(calls) == call:
+            def boom(done):
+                raise KeyboardInterrupt
+            k["progress"] = boom
+        return real(*a, **k)
+
+    monkeypatch.setattr(warmstart, "fit", fit)
+    return calls
+
+
+@pytest.mark.parametrize("call", [1, 2, 3])
+def test_ctrl_c_during_the_warm_start_saves_a_checkpoint_that_resumes_to_the_same_weights(tmp_path, monkeypatch,
+                                                                                          capsys, call):
+    """Issue 27 item 10: the weights at the last completed fit are saved; --resume rebuilds the
+    completed fits' samples by replaying their seeded hands and ends with exactly the weights
+    of an uninterrupted warm start (same machine)."""
+    whole = _weights(Trainer(_ws_config(tmp_path / "whole"), verbose=0))
     run = tmp_path / "run"
+    _interrupt_fit(monkeypatch, call)
     with pytest.raises(KeyboardInterrupt):
-        Trainer(tiny_config(run, warmstart_decisions=300), verbose=1)
+        Trainer(_ws_config(run), verbose=1)
     out = capsys.readouterr().out
-    assert ("interrupted during the warm start, before any PPO step: nothing was saved (checkpoints hold PPO "
-            "progress); run the command again to start over, or add --set warmstart_decisions=0 to skip the warm "
-            "start") in out
-    assert not (run / "checkpoints").exists()
+    ck = run / "checkpoints" / "warm_start"
+    assert (f"interrupted during the warm start, after {call - 1} of 3 fits: checkpoint saved to {ck}; resume with "
+            f"--resume {ck}") in out
+    state = json.loads((ck / "trainer_state.json").read_text())
+    assert state["num_timesteps"] == 0 and state["warm_start_progress"]["fits_done"] == call - 1
+    monkeypatch.undo()
+    resumed = Trainer(_ws_config(tmp_path / "again"), resume=str(ck), verbose=1)
+    out = capsys.readouterr().out
+    if call > 1:
+        assert f"[warm start] resuming after {call - 1} of 3 fits" in out
+    got = _weights(resumed)
+    assert len(got) == len(whole) and all(torch.equal(a, b) for a, b in zip(got, whole))
+    assert resumed.state["warm_start"]["samples"] > 1200 and resumed.state["num_timesteps"] == 0
+    assert "warm_start_progress" not in resumed.state
+    rep = resumed.learn()  # and PPO goes on from there
+    assert rep["timesteps"] > 0 and (tmp_path / "again" / "checkpoints" / f"step_{rep['timesteps']}").is_dir()
+
+
+def test_a_warm_start_checkpoint_refuses_other_warm_start_settings_and_corrupt_progress(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    _interrupt_fit(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(_ws_config(run), verbose=0)
+    monkeypatch.undo()
+    ck = run / "checkpoints" / "warm_start"
+    with pytest.raises(CheckpointError, match=r"taken during a warm start with other settings: warmstart_epochs 1 "
+                                              r"\(this run: 2\); resume with the same config"):
+        Trainer(tiny_config(tmp_path / "b", warmstart_decisions=1200, warmstart_epochs=2, warmstart_dagger_rounds=2,
+                            warmstart_dagger_decisions=1000, warmstart_dagger_epochs=1), resume=str(ck), verbose=0)
+    state = json.loads((ck / "trainer_state.json").read_text())
+    for bad, msg in ((-1, r"warm_start_progress.fits_done must be an int >= 0"),
+                     (5, r"warm_start_progress.fits_done is 5, but this config's warm start has 3 fits")):
+        state["warm_start_progress"]["fits_done"] = bad
+        (ck / "trainer_state.json").write_text(json.dumps(state))
+        with pytest.raises(CheckpointError, match=msg):
+            Trainer(_ws_config(tmp_path / "c"), resume=str(ck), verbose=0)
+    state["warm_start_progress"]["fits_done"] = 1
+    (ck / "trainer_state.json").write_text(json.dumps(state))
+    (ck / "warm_start.pt").unlink()
+    with pytest.raises(CheckpointError, match=r"warm_start.pt \(the warm start's weights\) cannot be read"):
+        Trainer(_ws_config(tmp_path / "d"), resume=str(ck), verbose=0)
 
 
 def test_log_lines_start_a_line_of_their_own_after_a_log_files_progress_bar(tmp_path, capsys):
@@ -310,3 +378,40 @@ def test_a_command_whose_extra_is_missing_says_which_to_install(command, module,
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1] == (f"rummy {command[0]}: error: needs the {extra} extra ({module} is "
                                                  f"not installed): pip install 'rummy-env[{extra}]'"), r.stderr
+
+
+def test_ctrl_c_of_rummy_train_during_the_warm_start_and_resume_from_the_command_line(tmp_path):
+    """As a user meets it: SIGINT to ``rummy train`` while the warm start fits (its fit
+    made long on purpose), exit 130 with the checkpoint named; ``--resume`` on it finishes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run = tmp_path / "run"
+    ws = ["--set", "warmstart_decisions=1500", "--set", "warmstart_epochs=200", "--set", "warmstart_dagger_rounds=1",
+          "--set", "warmstart_dagger_decisions=1000", "--set", "warmstart_dagger_epochs=1"]
+    common = ["--timesteps", "128", "--workers", "1", "--set", "n_envs=8", "--set", "n_steps=16", "--set",
+              "batch_size=64", "--set", "net_arch=[16]", "--eval-every", "0", "--set", "final_eval_deals=2",
+              "--set", "eval_baselines=['random']", *ws]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "rummy_env.cli", "train", "--out", str(run), *common]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    for line in p.stdout:  # the plan line comes before the warm start; the fit of 200 epochs takes several seconds
+        lines.append(line)
+        if line.startswith("[plan] first a warm start"):
+            time.sleep(3)
+            p.send_signal(signal.SIGINT)
+            break
+    out = "".join(lines) + p.stdout.read()
+    assert p.wait(timeout=120) == 130, out
+    ck = run / "checkpoints" / "warm_start"
+    assert f"checkpoint saved to {ck}; resume with --resume {ck}" in out, out
+    assert (ck / "warm_start.pt").is_file()
+    done = subprocess.run([sys.executable, "-m", "rummy_env.cli", "train", "--out", str(tmp_path / "again"),
+                           "--resume", str(ck), *common], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[done] wrote final_model.zip" in done.stdout
+    assert (tmp_path / "again" / "final_model.zip").is_file()

@@ -223,6 +223,10 @@ class RLlibTrainer:
         try:  # the SB3 network's forward (features computed once), as sb3_forward is for SB3
             return warm_start(self.cfg, self.rules, list(mod.parameters()), mod.logits_and_values,
                               verbose=self.verbose)
+        except KeyboardInterrupt:
+            print("\ninterrupted during the warm start, before any PPO step: the RLlib backend saves no checkpoint "
+                  "of a warm start (the SB3 backend does); run the command again to start over", flush=True)
+            raise
         finally:
             mod.eval()
 

@@ -14,6 +14,7 @@ Run folder layout::
     config.toml, rummy_config.json   the config used and the resolved rules
     tb/                              TensorBoard logs
     checkpoints/step_<N>/            model.zip, pool.pt, trainer_state.json, rummy_config.json
+    checkpoints/warm_start/          the same + warm_start.pt, written on Ctrl-C during the warm start
     best_model.zip, final_model.zip  (+ rummy_config.json beside them)
     eval_history.json, learning_curve.png, report.json, report.md
 """
@@ -44,6 +45,8 @@ from .policy import FastMaskablePolicy, SelfPlayPPO
 from .pool import ActorNet, OpponentPool, SnapshotAgent
 
 CHECKPOINT_FILES = ("model.zip", "pool.pt", "trainer_state.json", "rummy_config.json")
+WARM_START_FILE = "warm_start.pt"
+"""A checkpoint taken during the warm start also holds the weights at its completed fits."""
 
 
 class CheckpointError(ValueError):
@@ -78,14 +81,20 @@ def _lr_schedule(cfg: TrainConfig):
 # ---------------------------------------------------------------- checkpoints
 
 def save_checkpoint(path: Path, model: MaskablePPO, pool: OpponentPool, state: dict[str, Any],
-                    cfg: TrainConfig, rules: Rules) -> Path:
-    """Write a checkpoint folder atomically (a temp folder renamed into place)."""
+                    cfg: TrainConfig, rules: Rules, warm_start_weights: list | None = None) -> Path:
+    """Write a checkpoint folder atomically (a temp folder renamed into place).
+
+    ``warm_start_weights``: a warm start's weights at its completed fits (``warm_start``'s
+    ``progress["weights"]``), written as ``warm_start.pt`` for a checkpoint taken during
+    the warm start (``state["warm_start_progress"]``)."""
     tmp = path.with_name(path.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     model.save(tmp / "model.zip")
     torch.save(pool.state(), tmp / "pool.pt")
+    if warm_start_weights is not None:
+        torch.save(warm_start_weights, tmp / WARM_START_FILE)
     (tmp / "trainer_state.json").write_text(json.dumps(state, indent=2))
     cfg.save(tmp, rules.to_json())
     (tmp / "config.toml").unlink()
@@ -132,6 +141,15 @@ def _check_trainer_state(state: Any) -> int:
     wall = state.get("wall_time_s", 0.0)
     if not isinstance(wall, (int, float)) or isinstance(wall, bool) or not math.isfinite(wall) or wall < 0:
         raise ValueError(f"wall_time_s must be a finite number of seconds >= 0, got {brief(wall)}")
+    ws = state.get("warm_start_progress")
+    if ws is not None:
+        done = ws.get("fits_done") if isinstance(ws, dict) else None
+        if not isinstance(done, int) or isinstance(done, bool) or done < 0:
+            raise ValueError(f"warm_start_progress.fits_done must be an int >= 0 (the warm start's completed fits), "
+                             f"got {brief(done)}")
+        if state["num_timesteps"] != 0:
+            raise ValueError(f"warm_start_progress is written only before PPO's first step, but num_timesteps is "
+                             f"{state['num_timesteps']:,}")
     return state["num_timesteps"]
 
 
@@ -170,6 +188,21 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
         pool_state = torch.load(p / "pool.pt", weights_only=True)
         part = "trainer_state.json"
         steps = _check_trainer_state(state)
+        ws_weights = None
+        if state.get("warm_start_progress") is not None:
+            from .warmstart import num_fits
+
+            same_rounds = meta.get("config", {}).get("warmstart_dagger_rounds") == cfg.warmstart_dagger_rounds
+            if same_rounds and state["warm_start_progress"]["fits_done"] > num_fits(cfg):  # else: other settings, below
+                raise ValueError(f"warm_start_progress.fits_done is {state['warm_start_progress']['fits_done']}, "
+                                 f"but this config's warm start has {num_fits(cfg)} fits")
+            part = WARM_START_FILE + " (the warm start's weights)"
+            ws_weights = torch.load(p / WARM_START_FILE, weights_only=True)
+            done = state["warm_start_progress"]["fits_done"]
+            if (not isinstance(ws_weights, list) or len(ws_weights) != done + 1
+                    or not all(isinstance(w, list) for w in ws_weights)):
+                raise ValueError(f"it must hold {done + 1} weight lists (before the first fit and after each of "
+                                 f"the {done} completed)")
     except Exception as e:  # noqa: BLE001 - any failure here means a corrupt checkpoint
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {part} cannot be read "
@@ -187,7 +220,18 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
     want = obs_size(rules.num_players, table_kind(rules))
     if shape is not None and list(shape) != [want]:
         raise CheckpointError(f"checkpoint {p} has observation shape {shape}, expected [{want}]")
-    return {"model_path": p / "model.zip", "pool": pool_state, "state": state, "steps": steps}
+    if ws_weights is not None:
+        from .warmstart import WARM_START_KEYS
+
+        ours, saved = cfg.to_dict(), meta.get("config", {})
+        changed = [k for k in WARM_START_KEYS if k in saved and saved[k] != ours.get(k)]
+        if changed:
+            raise CheckpointError(
+                f"checkpoint {p} was taken during a warm start with other settings: "
+                + ", ".join(f"{k} {saved[k]!r} (this run: {ours.get(k)!r})" for k in changed)
+                + "; resume with the same config, or start a new run")
+    return {"model_path": p / "model.zip", "pool": pool_state, "state": state, "steps": steps,
+            "warm_start_weights": ws_weights}
 
 
 # ---------------------------------------------------------------- the callback
@@ -331,6 +375,12 @@ class Trainer:
                 raise CheckpointError(f"cannot load {ck['model_path']}: {e}") from None
             self.state = ck["state"]
             self.pool_state = ck["pool"]
+            ws = self.state.pop("warm_start_progress", None)
+            if ws is not None:  # taken during the warm start: go on from its last completed fit
+                resume_ws = {**ws, "weights": ck["warm_start_weights"]}
+                if ws["fits_done"] == 0:
+                    resume_ws = None  # nothing was fitted: the warm start starts over (the weights are the initial ones)
+                self._run_warm_start(resume_ws)
         else:
             self.model = SelfPlayPPO(FastMaskablePolicy, self.venv, policy_kwargs=pk, **common)
             self.state = {"num_timesteps": 0, "next_snapshot": 0, "next_eval": cfg.eval_every or math.inf,
@@ -338,23 +388,13 @@ class Trainer:
                           "wall_time_s": 0.0}
             self.pool_state = None
             if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
-                from .warmstart import sb3_forward, warm_start
-
                 if verbose:
                     print(f"[plan] first a warm start: clone {cfg.warmstart_decisions:,} {cfg.warmstart_teacher} "
                           f"decisions (+{cfg.warmstart_dagger_rounds} DAgger round(s); the default 800,000 take "
                           "over 5 minutes on 2 cores, whatever --timesteps is; --set warmstart_decisions=0 skips "
                           f"it), then PPO to {cfg.timesteps:,} learner timesteps; the run writes to {self.run_dir}/",
                           flush=True)
-                try:
-                    self.state["warm_start"] = warm_start(cfg, self.rules, list(self.model.policy.parameters()),
-                                                          sb3_forward(self.model.policy), verbose=verbose)
-                except KeyboardInterrupt:
-                    self.venv.close()
-                    print("\ninterrupted during the warm start, before any PPO step: nothing was saved (checkpoints "
-                          "hold PPO progress); run the command again to start over, or add --set "
-                          "warmstart_decisions=0 to skip the warm start", flush=True)
-                    raise
+                self._run_warm_start(None)
             elif verbose:
                 print(f"[plan] PPO to {cfg.timesteps:,} learner timesteps (no warm start); the run writes to "
                       f"{self.run_dir}/", flush=True)
@@ -367,6 +407,36 @@ class Trainer:
         self._side_s = 0.0  # seconds of evaluations and checkpoints inside learn (not PPO's time)
 
     # -- construction helpers
+    def _run_warm_start(self, resume: dict[str, Any] | None) -> None:
+        """The warm start (``train/warmstart.py``), resumed from ``resume`` (a checkpoint's
+        ``warm_start_progress`` with its weights) if given; on Ctrl-C the weights at its last
+        completed fit are saved as the checkpoint ``checkpoints/warm_start`` and the
+        interrupt goes on."""
+        from .warmstart import num_fits, sb3_forward, warm_start
+
+        params = list(self.model.policy.parameters())
+        prog: dict[str, Any] = {}
+        try:
+            self.state["warm_start"] = warm_start(self.cfg, self.rules, params, sb3_forward(self.model.policy),
+                                                  verbose=self.verbose, progress=prog, resume=resume)
+        except KeyboardInterrupt:
+            if "weights" not in prog:  # interrupted before the warm start began: nothing to keep
+                self.venv.close()
+                raise
+            from .warmstart import _load_weights
+
+            _load_weights(params, prog["weights"][-1])  # the fit in progress is redone on resume
+            self.state["warm_start_progress"] = {k: prog[k] for k in ("fits_done", "result", "collect_s", "fit_s")}
+            path = self.run_dir / "checkpoints" / "warm_start"
+            save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules,
+                            warm_start_weights=prog["weights"])
+            self.state.pop("warm_start_progress")
+            self.venv.close()
+            print(f"\ninterrupted during the warm start, after {prog['fits_done']} of {num_fits(self.cfg)} fits: "
+                  f"checkpoint saved to {path}; resume with --resume {path} (the samples of the completed fits "
+                  "are rebuilt by replaying their seeded hands, then the warm start goes on from the next fit)",
+                  flush=True)
+            raise
     def _make_venv(self):
         cfg = self.cfg
         if cfg.workers == 1:

@@ -397,7 +397,31 @@ class Ticker:
         return progress
 
 
-def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: int = 1) -> dict[str, float]:
+WARM_START_KEYS = ("seed", "reward", "reward_scale", "warmstart_teacher", "warmstart_decisions", "warmstart_epochs",
+                   "warmstart_dagger_rounds", "warmstart_dagger_decisions", "warmstart_dagger_epochs",
+                   "warmstart_teacher_weights", "warmstart_behaviour")
+"""The ``TrainConfig`` keys a warm start's result depends on: a warm start interrupted and
+resumed (``warm_start(..., resume=...)``) must be continued with the same values."""
+
+
+def num_fits(cfg: Any) -> int:
+    """The fits of ``cfg``'s warm start: the cloning, then one per DAgger round."""
+    return 1 + cfg.warmstart_dagger_rounds
+
+
+def _weights(params: list) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in params]
+
+
+def _load_weights(params: list, weights: list[torch.Tensor]) -> None:
+    with torch.no_grad():
+        for p, w in zip(params, weights):
+            p.copy_(w)
+
+
+def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: int = 1,
+               progress: dict[str, Any] | None = None,
+               resume: dict[str, Any] | None = None) -> dict[str, float]:
     """The warm start of a ``TrainConfig`` (its ``warmstart_*`` keys, ``seed`` and
     ``reward_scale``) for the network ``forward`` whose weights are ``params`` (an SB3
     policy: ``sb3_forward``; the RLlib backend passes its learner module's).
@@ -408,40 +432,94 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     labels them (``collect_on_policy``), they join the samples, and the policy is
     fitted again for ``warmstart_dagger_epochs`` passes over all of them.
 
-    Returns ``fit``'s result plus ``collect_s``, ``fit_s`` (seconds), ``decisions``,
-    ``samples`` (all samples of the last fit) and ``dagger_K_agreement_before`` per round.
+    Resumable (``rummy train``'s Ctrl-C): ``progress``, if given, is a dict kept up to
+    date at every completed fit: ``fits_done`` (0 .. ``num_fits(cfg)``), ``weights`` (a
+    list of ``fits_done + 1`` weight lists, float32 tensors shaped as ``params``: before
+    the first fit, then after each), ``result`` (the result so far), ``collect_s`` and
+    ``fit_s``. Its last weights are the network at the last completed fit (a fit that an
+    interrupt cuts short is redone). ``resume`` is such a record (``fits_done`` >= 1, its
+    last weights already in ``params``): the samples of the completed fits are rebuilt
+    by replaying their seeded hands (the teacher's, then each DAgger round's with the
+    weights that played it), which gives the same samples, and the warm start goes on
+    from the next fit, so an interrupted and resumed warm start ends with the same weights
+    as an uninterrupted one (same machine and torch build; torch's floats differ by CPU).
+
+    Returns ``fit``'s result plus ``collect_s``, ``fit_s`` (seconds, the replays of a
+    resume included), ``decisions``, ``samples`` (all samples of the last fit) and
+    ``dagger_K_agreement_before`` per round.
+
+    Raises:
+        ValueError: ``resume`` does not fit ``cfg`` (``fits_done`` outside 1 ..
+            ``num_fits(cfg)``, or fewer weight lists than completed fits).
     """
     teacher, weights, seed = cfg.warmstart_teacher, cfg.warmstart_teacher_weights, cfg.seed
+    total = num_fits(cfg)
+    done = 0
+    if resume is not None:
+        done = resume.get("fits_done")
+        if not isinstance(done, int) or isinstance(done, bool) or not 1 <= done <= total:
+            raise ValueError(f"a resumed warm start must have 1 to {total} completed fits, got {done!r}")
+        if len(resume.get("weights", [])) < done:
+            raise ValueError(f"a resumed warm start after {done} fits needs the weights of each, "
+                             f"got {len(resume.get('weights', []))}")
+    prog = progress if progress is not None else {}
+    prog.update(fits_done=done, weights=list(resume["weights"][:done + 1]) if resume else [_weights(params)],
+                result=dict(resume.get("result", {})) if resume else {},
+                collect_s=float(resume.get("collect_s", 0.0)) if resume else 0.0,
+                fit_s=float(resume.get("fit_s", 0.0)) if resume else 0.0)
+    if resume is not None and len(prog["weights"]) == done:  # the last weights are the network's own
+        prog["weights"].append(_weights(params))
+
+    def completed(res: dict[str, float]) -> None:
+        prog.update(fits_done=prog["fits_done"] + 1, result=dict(res))
+        prog["weights"].append(_weights(params))
+
     t0 = time.perf_counter()
     tick = Ticker(t0, enabled=bool(verbose))
+    if verbose and done:
+        print(f"[warm start] resuming after {done} of {total} fits: replaying the seeded hands of the completed "
+              "ones to rebuild their samples", flush=True)
     data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
                    cfg.warmstart_behaviour, cfg.reward,
                    progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"), packed=True)
     t1 = time.perf_counter()
-    res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed,
-              progress=tick.bind("fitting", cfg.warmstart_epochs * len(data[2]), "samples (all epochs)"))
-    fit_s, play_s = time.perf_counter() - t1, t1 - t0
+    prog["collect_s"] += t1 - t0
+    if done < 1:
+        res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed,
+                  progress=tick.bind("fitting", cfg.warmstart_epochs * len(data[2]), "samples (all epochs)"))
+        prog["fit_s"] += time.perf_counter() - t1
+        completed(res)
+    res = prog["result"]
     for r in range(cfg.warmstart_dagger_rounds):
+        replay = r + 2 <= done  # this round's refit was completed before the interrupt
         t2 = time.perf_counter()
+        if replay:  # its positions were played by the weights after the previous fit
+            current = _weights(params)
+            _load_weights(params, prog["weights"][r + 1])
         new = collect_on_policy(rules, teacher, cfg.warmstart_dagger_decisions, seed + 1000 * (r + 1),
                                 greedy_student(forward), cfg.reward_scale, weights, reward=cfg.reward,
                                 progress=tick.bind(f"DAgger round {r + 1}: the policy plays",
                                                    cfg.warmstart_dagger_decisions, "positions"), packed=True)
+        if replay:
+            _load_weights(params, current)
         t3 = time.perf_counter()
-        agree = agreement(forward, *new[:3])
+        prog["collect_s"] += t3 - t2
         data = tuple(MaskRows.concat(a, b) if isinstance(a, MaskRows) else np.concatenate([a, b])
                      for a, b in zip(data, new))
+        if replay:
+            continue
+        agree = agreement(forward, *new[:3])
         res = {**res, **fit(params, forward, *data, cfg.warmstart_dagger_epochs, seed=seed + r + 1,
                             progress=tick.bind(f"DAgger round {r + 1}: refitting",
                                                cfg.warmstart_dagger_epochs * len(data[2]), "samples (all epochs)")),
                f"dagger_{r + 1}_agreement_before": round(agree, 4)}
-        play_s += t3 - t2
-        fit_s += time.perf_counter() - t3
+        prog["fit_s"] += time.perf_counter() - t3
+        completed(res)
         if verbose:
             print(f"[warm start] DAgger round {r + 1}: the policy agreed with the teacher on {agree:.3f} of "
                   f"{len(new[2]):,} positions it reached itself; refitted on {len(data[2]):,}", flush=True)
-    res.update(collect_s=round(play_s, 1), fit_s=round(fit_s, 1), decisions=cfg.warmstart_decisions,
-               samples=len(data[2]))
+    res = {**res, "collect_s": round(prog["collect_s"], 1), "fit_s": round(prog["fit_s"], 1),
+           "decisions": cfg.warmstart_decisions, "samples": len(data[2])}
     if verbose:
         print(f"[warm start] cloned {cfg.warmstart_decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
               f"{res['fit_s']}s to fit): accuracy {res['accuracy']:.3f}", flush=True)
