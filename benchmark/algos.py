@@ -77,7 +77,19 @@ def _curve_from_history(run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _ppo_config(task: Task, budget: int, seed: int, run_dir: Path, warm: bool, **over: Any):
+def ppo_config(task: Task, budget: int, seed: int, run_dir: Path, warm: bool, **over: Any):
+    """The ``TrainConfig`` of the PPO reference runs (``ppo``, ``ppo-warmstart``) and of
+    ``best-response``: the task's preset and players, ``budget`` learner steps, the
+    learning curve's evaluations (``CURVE_POINTS`` points against ``CURVE_OPPONENT``),
+    the short warm start (``WARM_DECISIONS`` + ``WARM_DAGGER``) when ``warm``; a budget
+    under ``SMOKE_BELOW`` is a smoke test (16 games in this process, one deal per
+    evaluation). ``over`` overrides any key.
+
+    Raises:
+        ValueError: the task's rules are not its preset's at its player count (the PPO
+            runners train on presets). The config is checked when a ``Trainer`` is made
+            (``TrainConfig.validate``).
+    """
     from rummy_env.rules import Rules
     from rummy_env.train.config import TrainConfig
 
@@ -120,7 +132,7 @@ def run_ppo(task: Task, budget_name: str, budget: int, seed: int, out: Path, war
     from rummy_env.train.trainer import Trainer
 
     run_dir = out / "run"
-    cfg = _ppo_config(task, budget, seed, run_dir, warm)
+    cfg = ppo_config(task, budget, seed, run_dir, warm)
     t0 = time.perf_counter()
     tr = Trainer(cfg, verbose=verbose)
     tr.learn()
@@ -149,7 +161,7 @@ def run_rllib(task: Task, budget_name: str, budget: int, seed: int, out: Path, v
     from rummy_env.train.export import export_rllib_checkpoint
 
     run_dir = out / "run"
-    cfg = _ppo_config(task, budget, seed, run_dir, warm=False)
+    cfg = ppo_config(task, budget, seed, run_dir, warm=False)
     import sys
 
     started = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()

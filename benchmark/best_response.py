@@ -40,13 +40,13 @@ def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, mat
     from rummy_env.eval.tournament import evaluate
     from rummy_env.train.trainer import Trainer
 
-    from .algos import _ppo_config
-    from .protocol import _check_fits
+    from .algos import ppo_config
+    from .protocol import check_fits
 
-    _check_fits(task, agent)
+    check_fits(task, agent)
     n = task.match_seeds if match_seeds is None else match_seeds
     run_dir = out / "run"
-    cfg = _ppo_config(task, budget, seed, run_dir, warm=True, opponent_weights={"fixed": 1.0},
+    cfg = ppo_config(task, budget, seed, run_dir, warm=True, opponent_weights={"fixed": 1.0},
                       fixed_opponent=agent, eval_every=0, eval_deals=1, final_eval_deals=1)
     t0 = time.perf_counter()
     tr = Trainer(cfg, verbose=verbose)

@@ -263,15 +263,31 @@ def cmd_anchors(args: argparse.Namespace) -> int:
     _positive("--workers", args.workers)
     out = _out_dir(args.out)
     n = task.match_seeds if args.match_seeds is None else args.match_seeds
-    results: dict[str, dict[str, Any]] = {}
-    times: dict[str, float] = {}
-    for a in task.anchors:
-        others = [b for b in task.anchors if b != a]
+    results: dict[str, dict[str, Any]] = {a: {} for a in task.anchors}
+    times: dict[str, float] = {a: 0.0 for a in task.anchors}
+    heads_up = task.players == 2
+    for i, a in enumerate(task.anchors):
+        # heads-up, each pair is played once and gives both anchors' results (the same
+        # duplicate matches seen from each side); with more players each anchor holds one
+        # seat against copies of the other, so every ordered pair is its own evaluation
+        others = [b for b in task.anchors[i + 1:]] if heads_up else [b for b in task.anchors if b != a]
+        if not others:
+            continue
         _say(args, f"[benchmark] anchor {a} against {', '.join(others)}")
-        t0 = time.perf_counter()
-        results[a] = play_protocol(task, a, match_seeds=n, workers=args.workers, anchors=others,
-                                   progress=_printer(args))
-        times[a] = time.perf_counter() - t0
+        printer = _printer(args)
+
+        def progress(b: str, res: dict[str, Any], dt: float, a: str = a, printer=printer) -> None:
+            times[a] += dt
+            if heads_up:
+                times[b] += dt
+                results[b][a] = res.pop("opponent")
+            results[a][b] = res
+            if printer:
+                printer(b, res, dt)
+
+        play_protocol(task, a, match_seeds=n, workers=args.workers, anchors=others, progress=progress,
+                      opponent_stats=heads_up)
+    results = {a: {b: results[a][b] for b in task.anchors if b in results[a]} for a in task.anchors}
     table = {a: {b: {"wins": r["wins"], "games": r["games"]} for b, r in res.items()} for a, res in results.items()}
     cross = {"task": task.id, "fingerprint": task.fingerprint(), "match_seeds": n,
              "complete": n == task.match_seeds, "crosstable": table, "command": _command(args)}

@@ -79,7 +79,8 @@ def _agent_for_workers(agent: Any, workers: int) -> tuple[Any, int]:
 
 def play_protocol(task: Task, agent: Any, match_seeds: int | None = None, workers: int = 2,
                   anchors: Sequence[str] | None = None,
-                  progress: Callable[[str, dict[str, Any], float], None] | None = None) -> dict[str, dict[str, Any]]:
+                  progress: Callable[[str, dict[str, Any], float], None] | None = None,
+                  opponent_stats: bool = False) -> dict[str, dict[str, Any]]:
     """Evaluate ``agent`` (a ``make_agent`` spec or an agent object) against each anchor.
 
     Args:
@@ -87,6 +88,10 @@ def play_protocol(task: Task, agent: Any, match_seeds: int | None = None, worker
             makes a row that is not the protocol's).
         anchors: a subset of the task's anchors (default: all).
         progress: called after each anchor with its name, its result and the seconds it took.
+        opponent_stats: heads-up tasks only: each result also holds ``"opponent"``, the
+            anchor's own result against ``agent`` from the same matches (``evaluate``'s
+            ``opponent_stats``), which ``rummy benchmark anchors`` uses to play each pair
+            of anchors once.
 
     Returns:
         anchor -> ``rummy_env.eval.tournament.evaluate`` result (``match_win_rate``,
@@ -106,20 +111,26 @@ def play_protocol(task: Task, agent: Any, match_seeds: int | None = None, worker
     bad = [a for a in names if a not in task.anchors]
     if bad:
         raise ValueError(f"{', '.join(bad)} not among task {task.id}'s anchors ({', '.join(task.anchors)})")
-    _check_fits(task, agent)
+    check_fits(task, agent)
     agent, workers = _agent_for_workers(agent, workers)
     rules = task.make_rules()
     out = {}
     for a in names:
         t0 = time.perf_counter()
         out[a] = evaluate(agent, a, rules=rules, deals=n, seed=task.protocol_seed, workers=workers,
-                          players=task.players, matches=True)
+                          players=task.players, matches=True, opponent_stats=opponent_stats)
         if progress:
             progress(a, out[a], time.perf_counter() - t0)
     return out
 
 
-def _check_fits(task: Task, agent: Any) -> None:
+def check_fits(task: Task, agent: Any) -> None:
+    """Check that ``agent`` (a ``make_agent`` spec or an object with ``act``) can play
+    ``task``'s table (``rummy_env.agents.table_misfit``).
+
+    Raises:
+        ValueError: not an agent, or one made for another table (the reason named).
+    """
     from rummy_env.agents import make_agent, table_misfit
 
     a = make_agent(agent) if isinstance(agent, str) else agent

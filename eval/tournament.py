@@ -549,7 +549,7 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
 
 def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = "classic", deals: int = 200,
              seed: int = 0, workers: int = 1, players: int | None = None,
-             matches: bool | None = None) -> dict[str, Any]:
+             matches: bool | None = None, opponent_stats: bool = False) -> dict[str, Any]:
     """Evaluate one agent (e.g. a policy being trained) against a baseline: duplicate
     matches to the target (the default when the rules have one), or duplicate hands.
 
@@ -564,13 +564,21 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
         ``hand_win_rate`` / ``hand_win_ci`` first of all; ``win_rate`` is the match win
         rate in match mode and the hand win rate otherwise; plus ``mode``
         ("matches" or "hands") and ``opponent_win_rate``. 95% intervals.
+        ``opponent_stats`` (heads-up only): also ``"opponent"``, the same result for
+        ``agent_b`` from the same games (what ``evaluate(agent_b, agent_a)`` measures,
+        without playing them again; the agents' seeds follow their places, so a second
+        evaluation with the places swapped plays other random choices).
 
     Raises:
-        ValueError: bad agent names, rules, deals or workers.
+        ValueError: bad agent names, rules, deals or workers; ``opponent_stats`` at a
+            table of more than 2 players.
     """
     r = _resolve_rules(rules, players)
     matches = resolve_matches(r, matches)
     n = r.num_players
+    if opponent_stats and n != 2:
+        raise ValueError(f"opponent_stats needs a heads-up table; this one has {n} players (agent_b holds {n - 1} "
+                         "seats, so its result is not agent_b's against agent_a)")
     specs = [agent_a, agent_b] if n == 2 else [agent_a] + [agent_b] * (n - 1)
     from rummy_env.agents import make_agent
 
@@ -583,6 +591,11 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
     # the opponents' wins counted as agent_a's are (a split match shares 1/k each)
     a["opponent_win_rate"] = sum(_agent_stats(records, i, matches)["wins"] for i in range(1, len(specs))) / len(records)
     a["mode"] = "matches" if matches else "hands"
+    if opponent_stats:
+        b = _agent_stats(records, 1, matches)
+        b["opponent_win_rate"] = a["wins"] / len(records)
+        b["mode"] = a["mode"]
+        a["opponent"] = b
     return a
 
 

@@ -154,6 +154,47 @@ def test_protocol_plays_every_seed_in_every_rotation(monkeypatch, tid, n):
     assert res["greedy"]["matches"] == 2 * n
 
 
+def test_opponent_stats_are_the_swapped_evaluation_of_the_same_games():
+    # greedy and heuristic choose without randomness: the swapped evaluation plays the same
+    # games, so the mirrored result must be it exactly
+    a = tournament.evaluate("greedy", "heuristic", deals=2, opponent_stats=True)
+    b = tournament.evaluate("heuristic", "greedy", deals=2)
+    mirrored = a["opponent"]
+    for k in ("wins", "games", "hand_wins", "hands", "points_per_hand", "points_ci", "hand_win_rate",
+              "match_win_rate", "match_win_ci", "opponent_win_rate", "mode"):
+        assert mirrored[k] == b[k], k
+    assert mirrored["wins"] + a["wins"] == a["games"]  # no split matches in these two
+    assert mirrored["points_per_hand"] == pytest.approx(-a["points_per_hand"])  # zero-sum hands
+    with pytest.raises(ValueError, match="opponent_stats needs a heads-up table; this one has 3 players"):
+        tournament.evaluate("greedy", "heuristic", rules="turnover", players=3, deals=1, opponent_stats=True)
+
+
+def test_anchors_play_each_heads_up_pair_once_and_write_both_rows(tmp_path, monkeypatch, capsys):
+    task = dataclasses.replace(TASKS["classic-2p-v1"], anchors=("random", "greedy", "heuristic"))
+    monkeypatch.setitem(TASKS, "classic-2p-v1", task)
+    monkeypatch.setattr(task.__class__, "fingerprint", lambda self: "test")
+    played = []
+    real = tournament.evaluate
+
+    def spy(a, b, **kw):
+        played.append((a, b))
+        return real(a, b, **kw)
+
+    monkeypatch.setattr(tournament, "evaluate", spy)
+    out = tmp_path / "anchors"
+    assert rummy(["benchmark", "anchors", "--task", "classic-2p-v1", "--match-seeds", "2", "--workers", "1",
+                  "--out", str(out)]) == 0
+    assert played == [("random", "greedy"), ("random", "heuristic"), ("greedy", "heuristic")]
+    cross = json.loads((out / "anchors.json").read_text())["crosstable"]
+    for a in task.anchors:
+        assert list(cross[a]) == [b for b in task.anchors if b != a]  # every other anchor, in the task's order
+        for b in cross[a]:  # 2 seeds x 2 rotations; one side's wins are the other's losses (splits aside)
+            assert cross[a][b]["games"] == 4 and cross[a][b]["wins"] + cross[b][a]["wins"] == 4
+    greedy = json.loads((out / "greedy" / "row.json").read_text())
+    assert set(greedy["results"]) == {"random", "heuristic"}
+    assert greedy["results"]["heuristic"]["match_win_rate"] == cross["greedy"]["heuristic"]["wins"] / 4
+
+
 def test_protocol_refuses_bad_seed_counts_and_anchors():
     t = TASKS["classic-2p-v1"]
     for bad in (0, 101, True, 2.0):
