@@ -256,13 +256,22 @@ def _interrupt_fit(monkeypatch, call: int):
     return calls
 
 
+@pytest.fixture(scope="module")
+def whole_warm_start(tmp_path_factory):
+    """The weights an uninterrupted warm start of ``_ws_config`` ends with."""
+    t = Trainer(_ws_config(tmp_path_factory.mktemp("whole") / "run"), verbose=0)
+    t.venv.close()
+    return _weights(t)
+
+
 @pytest.mark.parametrize("call", [1, 2, 3])
 def test_ctrl_c_during_the_warm_start_saves_a_checkpoint_that_resumes_to_the_same_weights(tmp_path, monkeypatch,
-                                                                                          capsys, call):
+                                                                                          capsys, call,
+                                                                                          whole_warm_start):
     """Issue 27 item 10: the weights at the last completed fit are saved; --resume rebuilds the
     completed fits' samples by replaying their seeded hands and ends with exactly the weights
     of an uninterrupted warm start (same machine)."""
-    whole = _weights(Trainer(_ws_config(tmp_path / "whole"), verbose=0))
+    whole = whole_warm_start
     run = tmp_path / "run"
     _interrupt_fit(monkeypatch, call)
     with pytest.raises(KeyboardInterrupt):
@@ -282,8 +291,11 @@ def test_ctrl_c_during_the_warm_start_saves_a_checkpoint_that_resumes_to_the_sam
     assert len(got) == len(whole) and all(torch.equal(a, b) for a, b in zip(got, whole))
     assert resumed.state["warm_start"]["samples"] > 1200 and resumed.state["num_timesteps"] == 0
     assert "warm_start_progress" not in resumed.state
-    rep = resumed.learn()  # and PPO goes on from there
-    assert rep["timesteps"] > 0 and (tmp_path / "again" / "checkpoints" / f"step_{rep['timesteps']}").is_dir()
+    if call == 2:  # and PPO goes on from there
+        rep = resumed.learn()
+        assert rep["timesteps"] > 0 and (tmp_path / "again" / "checkpoints" / f"step_{rep['timesteps']}").is_dir()
+    else:
+        resumed.venv.close()
 
 
 def test_a_warm_start_checkpoint_refuses_other_warm_start_settings_and_corrupt_progress(tmp_path, monkeypatch):

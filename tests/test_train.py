@@ -404,3 +404,22 @@ def test_packed_masks_are_the_dense_masks_and_fit_the_same():
         losses.append(fit(list(model.policy.parameters()), sb3_forward(model.policy), *data, epochs=1,
                           batch_size=128, seed=0))
     assert losses[0] == losses[1]
+
+
+def test_collect_in_parts_is_the_parts_played_one_by_one():
+    """``collect(..., workers=2)``: part 0 in this process with the seed, part 1 in a spawned
+    process with ``part_seed``; the samples are the two serial collections end to end."""
+    from rummy_env.train.warmstart import collect, part_seed
+
+    rules = Rules.make("classic")
+    both = collect(rules, "greedy", 4000, seed=3, workers=2)
+    first = collect(rules, "greedy", 2000, seed=3)
+    second = collect(rules, "greedy", 2000, seed=part_seed(3, 1))
+    assert part_seed(3, 0) == 3 and part_seed(3, 1) == 3 + 1_000_003
+    for got, a, b in zip(both, first, second):
+        np.testing.assert_array_equal(got, np.concatenate([a, b]))
+    assert len(both[2]) < 4000  # each part drops its unfinished last hand
+    with pytest.raises(ValueError, match="workers must be an int >= 1, got 0"):
+        collect(rules, "greedy", 4000, seed=3, workers=0)
+    with pytest.raises(ValueError, match="unknown warm-start behaviour 'nobody'"):
+        collect(rules, "greedy", 4000, seed=3, workers=2, behaviour={"nobody": 1.0})

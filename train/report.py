@@ -98,6 +98,9 @@ def throughput_line(report: dict[str, Any]) -> str | None:
     ppo = report.get("ppo_timesteps_per_s")
     if ppo:
         line += f"; {ppo:,.0f}/s in the PPO phase alone ({report['ppo_wall_time_s'] / 60:.1f} min)"
+    parts = report.get("warm_start_parts_s")
+    if parts:
+        line += ". The warm start by part: " + ", ".join(f"{k.replace('_', ' ')} {v:.0f} s" for k, v in parts.items())
     return line + "."
 
 

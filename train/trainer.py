@@ -426,7 +426,8 @@ class Trainer:
             from .warmstart import _load_weights
 
             _load_weights(params, prog["weights"][-1])  # the fit in progress is redone on resume
-            self.state["warm_start_progress"] = {k: prog[k] for k in ("fits_done", "result", "collect_s", "fit_s")}
+            keep = ("fits_done", "result", "collect_s", "fit_s", "collect_workers")
+            self.state["warm_start_progress"] = {k: prog[k] for k in keep}
             path = self.run_dir / "checkpoints" / "warm_start"
             save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules,
                             warm_start_weights=prog["weights"])
@@ -624,6 +625,7 @@ class Trainer:
                   "ppo_timesteps_per_s": (round(ppo["timesteps"] / ppo["wall_s"], 1)
                                           if ppo.get("wall_s", 0) > 0 else None),
                   "warm_start_s": round(ws.get("collect_s", 0.0) + ws.get("fit_s", 0.0), 1),
+                  "warm_start_parts_s": ws.get("parts_s", {}),
                   "rules": self.rules.to_json(), "deals": deals, "results": res}
         write_report(self.run_dir, report, f"Evaluation after {t:,} timesteps ({wall / 60:.1f} min)", self.verbose)
         self._plot_curve()

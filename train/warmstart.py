@@ -171,10 +171,21 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     return obs[keep], (kept if packed else kept[:]), actions[keep], returns[keep]
 
 
+def part_seed(seed: int, k: int) -> int:
+    """The seed of part ``k`` of a collection split over processes (``collect``'s
+    ``workers``): part 0 keeps ``seed``, so one process plays what it always played."""
+    return seed if k == 0 else seed + 1_000_003 * k
+
+
+def _collect_part(args: tuple) -> tuple:
+    rules_json, rest, kw = args
+    return collect(Rules.from_json(rules_json), *rest, **kw)
+
+
 def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale: float = 0.01,
             teacher_weights: dict[str, float] | None = None,
             behaviour: dict[str, float] | None = None, reward: str = "points",
-            progress: Callable[[int], None] | None = None, packed: bool = False,
+            progress: Callable[[int], None] | None = None, packed: bool = False, workers: int = 1,
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play seeded hands and label every position with ``teacher``'s action (an
     ``rummy_env.agents.make_agent`` name); ``teacher_weights`` override the ``heuristic``
@@ -188,6 +199,11 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     (opponents' melds on the table, a hand that melded early), which it meets in play.
     ``progress(i)``, if given, is called after every hand with the decisions so far.
     ``packed``: the masks as a ``MaskRows`` (one bit per action) instead of a bool array.
+    ``workers`` > 1 splits the budget into that many parts played at once, part 0 in
+    this process and the others in spawned processes, part ``k`` seeded
+    ``part_seed(seed, k)``; the samples are the parts' in order (deterministic for a
+    given ``workers``, but other hands than one process plays; ``progress`` then counts
+    part 0's decisions times ``workers``).
 
     Returns:
         ``obs`` float32 ``[N, obs_dim]``, ``masks`` bool ``[N, num_actions]``, ``actions`` int64 ``[N]``
@@ -201,6 +217,12 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     """
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    workers = max(1, min(workers, decisions // 1000))  # parts of at least 1,000 decisions (a few hands)
+    if workers > 1:
+        return _collect_parallel(rules, teacher, decisions, seed, reward_scale, teacher_weights, behaviour, reward,
+                                 progress, packed, workers)
     n = rules.num_players
     enc = Encoder.for_rules(rules)
     n_act = num_actions(rules)
@@ -237,6 +259,30 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
             progress(i)
     kept = masks.select(slice(0, done))
     return obs[:done], (kept if packed else kept[:]), actions[:done], returns[:done]
+
+
+def _collect_parallel(rules, teacher, decisions, seed, reward_scale, teacher_weights, behaviour, reward, progress,
+                      packed, workers):
+    """``collect`` split into ``workers`` parts (see there)."""
+    import concurrent.futures
+    import multiprocessing
+
+    check_behaviour(behaviour)  # a bad table fails here, before any process starts
+    sizes = [decisions // workers + (1 if k < decisions % workers else 0) for k in range(workers)]
+    kw = dict(reward_scale=reward_scale, teacher_weights=teacher_weights, behaviour=behaviour, reward=reward,
+              packed=True)
+    # spawn, not fork: this process has torch's thread pools running
+    with concurrent.futures.ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        futures = [ex.submit(_collect_part, (rules.to_json(), (teacher, sizes[k], part_seed(seed, k)), kw))
+                   for k in range(1, workers)]
+        first = collect(rules, teacher, sizes[0], seed, **kw,
+                        progress=(lambda i: progress(i * workers)) if progress else None)
+        parts = [first] + [f.result() for f in futures]
+    obs = np.concatenate([p[0] for p in parts])
+    masks = MaskRows(0, parts[0][1].n_actions, np.concatenate([p[1].packed for p in parts]))
+    actions = np.concatenate([p[2] for p in parts])
+    returns = np.concatenate([p[3] for p in parts])
+    return obs, (masks if packed else masks[:]), actions, returns
 
 
 BEHAVIOURS = ("teacher", *BASELINES)
@@ -435,8 +481,9 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     Resumable (``rummy train``'s Ctrl-C): ``progress``, if given, is a dict kept up to
     date at every completed fit: ``fits_done`` (0 .. ``num_fits(cfg)``), ``weights`` (a
     list of ``fits_done + 1`` weight lists, float32 tensors shaped as ``params``: before
-    the first fit, then after each), ``result`` (the result so far), ``collect_s`` and
-    ``fit_s``. Its last weights are the network at the last completed fit (a fit that an
+    the first fit, then after each), ``result`` (the result so far), ``collect_s``,
+    ``fit_s`` and ``collect_workers`` (the processes that played the teacher's hands:
+    ``cfg.workers``; a resume replays them with the same count). Its last weights are the network at the last completed fit (a fit that an
     interrupt cuts short is redone). ``resume`` is such a record (``fits_done`` >= 1, its
     last weights already in ``params``): the samples of the completed fits are rebuilt
     by replaying their seeded hands (the teacher's, then each DAgger round's with the
@@ -445,8 +492,10 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     as an uninterrupted one (same machine and torch build; torch's floats differ by CPU).
 
     Returns ``fit``'s result plus ``collect_s``, ``fit_s`` (seconds, the replays of a
-    resume included), ``decisions``, ``samples`` (all samples of the last fit) and
-    ``dagger_K_agreement_before`` per round.
+    resume included), ``decisions``, ``samples`` (all samples of the last fit),
+    ``dagger_K_agreement_before`` per round and ``parts_s`` (this call's seconds by part:
+    ``teacher_play``, ``fit``, ``dagger_K_play``, ``dagger_K_fit``; a resume lists the
+    parts it ran, replays included).
 
     Raises:
         ValueError: ``resume`` does not fit ``cfg`` (``fits_done`` outside 1 ..
@@ -479,15 +528,21 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     if verbose and done:
         print(f"[warm start] resuming after {done} of {total} fits: replaying the seeded hands of the completed "
               "ones to rebuild their samples", flush=True)
+    # a resume replays the teacher's hands in as many parts as the interrupted run played them
+    parts = int(resume.get("collect_workers", cfg.workers)) if resume else cfg.workers
+    prog["collect_workers"] = parts
     data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
                    cfg.warmstart_behaviour, cfg.reward,
-                   progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"), packed=True)
+                   progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"), packed=True,
+                   workers=parts)
     t1 = time.perf_counter()
     prog["collect_s"] += t1 - t0
+    parts_s = {"teacher_play": round(t1 - t0, 1)}  # this call's time by part (a resume's replays included)
     if done < 1:
         res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed,
                   progress=tick.bind("fitting", cfg.warmstart_epochs * len(data[2]), "samples (all epochs)"))
         prog["fit_s"] += time.perf_counter() - t1
+        parts_s["fit"] = round(time.perf_counter() - t1, 1)
         completed(res)
     res = prog["result"]
     for r in range(cfg.warmstart_dagger_rounds):
@@ -504,6 +559,7 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
             _load_weights(params, current)
         t3 = time.perf_counter()
         prog["collect_s"] += t3 - t2
+        parts_s[f"dagger_{r + 1}_play"] = round(t3 - t2, 1)
         data = tuple(MaskRows.concat(a, b) if isinstance(a, MaskRows) else np.concatenate([a, b])
                      for a, b in zip(data, new))
         if replay:
@@ -514,13 +570,15 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
                                                cfg.warmstart_dagger_epochs * len(data[2]), "samples (all epochs)")),
                f"dagger_{r + 1}_agreement_before": round(agree, 4)}
         prog["fit_s"] += time.perf_counter() - t3
+        parts_s[f"dagger_{r + 1}_fit"] = round(time.perf_counter() - t3, 1)
         completed(res)
         if verbose:
             print(f"[warm start] DAgger round {r + 1}: the policy agreed with the teacher on {agree:.3f} of "
                   f"{len(new[2]):,} positions it reached itself; refitted on {len(data[2]):,}", flush=True)
     res = {**res, "collect_s": round(prog["collect_s"], 1), "fit_s": round(prog["fit_s"], 1),
-           "decisions": cfg.warmstart_decisions, "samples": len(data[2])}
+           "decisions": cfg.warmstart_decisions, "samples": len(data[2]), "parts_s": parts_s}
     if verbose:
         print(f"[warm start] cloned {cfg.warmstart_decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
-              f"{res['fit_s']}s to fit): accuracy {res['accuracy']:.3f}", flush=True)
+              f"{res['fit_s']}s to fit): accuracy {res['accuracy']:.3f}; by part: "
+              + ", ".join(f"{k.replace('_', ' ')} {v}s" for k, v in parts_s.items()), flush=True)
     return res
