@@ -423,9 +423,9 @@ class Trainer:
             if "weights" not in prog:  # interrupted before the warm start began: nothing to keep
                 self.venv.close()
                 raise
-            from .warmstart import _load_weights
+            from .warmstart import load_weights
 
-            _load_weights(params, prog["weights"][-1])  # the fit in progress is redone on resume
+            load_weights(params, prog["weights"][-1])  # the fit in progress is redone on resume
             keep = ("fits_done", "result", "collect_s", "fit_s", "collect_workers")
             self.state["warm_start_progress"] = {k: prog[k] for k in keep}
             path = self.run_dir / "checkpoints" / "warm_start"

@@ -459,7 +459,8 @@ def _weights(params: list) -> list[torch.Tensor]:
     return [p.detach().clone() for p in params]
 
 
-def _load_weights(params: list, weights: list[torch.Tensor]) -> None:
+def load_weights(params: list, weights: list[torch.Tensor]) -> None:
+    """Copy ``weights`` (tensors shaped as ``params``, in order) into the parameters ``params``."""
     with torch.no_grad():
         for p, w in zip(params, weights):
             p.copy_(w)
@@ -483,8 +484,8 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     list of ``fits_done + 1`` weight lists, float32 tensors shaped as ``params``: before
     the first fit, then after each), ``result`` (the result so far), ``collect_s``,
     ``fit_s`` and ``collect_workers`` (the processes that played the teacher's hands:
-    ``cfg.workers``; a resume replays them with the same count). Its last weights are the network at the last completed fit (a fit that an
-    interrupt cuts short is redone). ``resume`` is such a record (``fits_done`` >= 1, its
+    ``cfg.workers``; a resume replays them with the same count). Its last weights are
+    the network at the last completed fit (a fit that an interrupt cuts short is redone). ``resume`` is such a record (``fits_done`` >= 1, its
     last weights already in ``params``): the samples of the completed fits are rebuilt
     by replaying their seeded hands (the teacher's, then each DAgger round's with the
     weights that played it), which gives the same samples, and the warm start goes on
@@ -550,13 +551,13 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
         t2 = time.perf_counter()
         if replay:  # its positions were played by the weights after the previous fit
             current = _weights(params)
-            _load_weights(params, prog["weights"][r + 1])
+            load_weights(params, prog["weights"][r + 1])
         new = collect_on_policy(rules, teacher, cfg.warmstart_dagger_decisions, seed + 1000 * (r + 1),
                                 greedy_student(forward), cfg.reward_scale, weights, reward=cfg.reward,
                                 progress=tick.bind(f"DAgger round {r + 1}: the policy plays",
                                                    cfg.warmstart_dagger_decisions, "positions"), packed=True)
         if replay:
-            _load_weights(params, current)
+            load_weights(params, current)
         t3 = time.perf_counter()
         prog["collect_s"] += t3 - t2
         parts_s[f"dagger_{r + 1}_play"] = round(t3 - t2, 1)
