@@ -315,8 +315,8 @@ def test_the_rllib_marker_selects_every_test_that_needs_ray():
     # run (-m "not rllib", no Ray installed) never meets one
     for f in sorted((ROOT / "tests").glob("test_*.py")):
         text = f.read_text(encoding="utf-8")
-        if f.name == "test_rllib.py":
-            assert "pytestmark = pytest.mark.rllib" in text
+        if f.name in ("test_rllib.py", "test_rllib_cluster.py"):  # every test of these files is marked
+            assert "\npytestmark = pytest.mark.rllib" in text
             continue
         if f.name == Path(__file__).name:  # this test names ray itself
             continue

@@ -55,6 +55,20 @@ def test_train_out_under_a_file_or_unwritable(tmp_path, capsys):
     assert f.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
 
 
+@pytest.mark.parametrize("flags, named", [
+    (["--address", "127.0.0.1:6379"], "--address"),
+    (["--num-env-runners", "1"], "--num-env-runners"),
+    (["--envs-per-env-runner", "4", "--env-runner-resource", "rummy_runner=1"],
+     "--envs-per-env-runner, --env-runner-resource"),
+])
+def test_rllib_only_flags_without_the_rllib_backend_are_refused(tmp_path, capsys, flags, named):
+    # nothing silently ignored: the sb3 backend has no Ray, so these flags would do nothing
+    out = tmp_path / "run"
+    assert rummy(["train", "--out", str(out), "--timesteps", "64", *flags]) == 2
+    assert f"{named}: RLlib-only flag(s); add --backend rllib" in _err(capsys)
+    assert not out.exists()
+
+
 def test_train_resume_given_a_file(tmp_path, capsys):
     needs("torch")
     needs("sb3_contrib")

@@ -36,9 +36,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint-every", type=int, help=f"timesteps between checkpoints (default {d.checkpoint_every:,})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     # RLlib-only flags (issue: scale out)
-    p.add_argument("--num-env-runners", type=int, default=1, help="RLlib: parallel rollout workers")
+    p.add_argument("--num-env-runners", type=int, default=None, help="RLlib: parallel rollout workers (default 1)")
     p.add_argument("--address", default=None, help="RLlib: address of an existing Ray cluster (default: local Ray)")
-    p.add_argument("--envs-per-env-runner", type=int, default=1,
+    p.add_argument("--env-runner-resource", action="append", metavar="NAME=AMOUNT", default=[],
+                   help="RLlib: a custom Ray resource each env runner needs, to place the runners on the nodes "
+                        "that advertise it (ray start --resources '{\"NAME\": N}'); repeatable")
+    p.add_argument("--envs-per-env-runner", type=int, default=None,
                    help="RLlib: games stepped together by each env runner (batched forward passes; default 1)")
 
 
@@ -119,6 +122,15 @@ def main(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     cfg = config_from_args(args)
     check_out_folder(cfg.out)
+    if args.backend != "rllib":
+        given = [flag for flag, v in (("--address", getattr(args, "address", None)),
+                                      ("--num-env-runners", getattr(args, "num_env_runners", None)),
+                                      ("--envs-per-env-runner", getattr(args, "envs_per_env_runner", None)),
+                                      ("--env-runner-resource", getattr(args, "env_runner_resource", None) or None))
+                 if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: RLlib-only flag(s); add --backend rllib (the sb3 backend runs on "
+                             "this machine: --workers sets its rollout processes)")
     if args.backend == "rllib":
         try:
             from . import rllib

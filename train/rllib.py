@@ -33,6 +33,7 @@ import argparse
 import atexit
 import importlib.util
 import json
+import math
 import os
 import shutil
 import sys
@@ -90,13 +91,33 @@ def ray_environ(local: bool = True) -> dict[str, str]:
     return env
 
 
+def loopback_address(address: str | None) -> bool:
+    """``address`` (``host:port``, ``ray://host:port``) names a Ray on this machine's
+    loopback (127.0.0.0/8, ``localhost``, ``::1``)."""
+    import ipaddress
+
+    if not address:
+        return False
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def init_ray(address: str | None = None, num_cpus: int | None = None, object_store_mb: int = 512) -> Any:
     """``ray.init`` for training: a new local Ray on 127.0.0.1 without the dashboard
     (``address=None``), or join the cluster at ``address`` (``"auto"``, ``host:6379``
-    or ``ray://host:10001``)."""
-    if "ray" in sys.modules and address is None and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
+    or ``ray://host:10001``). A cluster on loopback (``127.0.0.1:PORT``: nodes started
+    with ``--node-ip-address 127.0.0.1``, e.g. a test's two-node cluster) is joined as a
+    local Ray is started: this driver's node address 127.0.0.1 too (``ray_environ(local=True)``),
+    else Ray would rewrite the address to the machine's outside one."""
+    local = address is None or loopback_address(address)
+    if "ray" in sys.modules and local and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
         raise RuntimeError("ray was imported before ray_environ(local=True); the node would not stay on loopback")
-    ray_environ(local=address is None)
+    ray_environ(local=local)
     import ray
 
     if ray.is_initialized():
@@ -107,14 +128,19 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, object_sto
         # "local": always a new Ray of our own, never one left by `ray start` on this machine
         kw.update(num_cpus=num_cpus, object_store_memory=object_store_mb * 2**20, _node_ip_address="127.0.0.1")
         os.environ.pop("RAY_ADDRESS", None)
+    elif local:
+        kw.update(_node_ip_address="127.0.0.1")
     ray.init(address=address or "local", **kw)
     return ray
 
 
 # ---------------------------------------------------------------------------- the algorithm
 
-def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_per_env_runner: int = 1) -> Any:
-    """The RLlib ``PPOConfig`` for a ``TrainConfig``."""
+def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_per_env_runner: int = 1,
+                 runner_resources: dict[str, float] | None = None) -> Any:
+    """The RLlib ``PPOConfig`` for a ``TrainConfig``. ``runner_resources``: custom Ray
+    resources each env runner needs (``custom_resources_per_env_runner``), which places
+    the runners on the nodes that advertise them (``ray start --resources``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -145,7 +171,7 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
                      disable_env_checking=True)
         .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=envs_per_env_runner,
                      rollout_fragment_length=fragment_length(batch, num_env_runners * envs_per_env_runner),
-                     num_cpus_per_env_runner=1)
+                     num_cpus_per_env_runner=1, custom_resources_per_env_runner=dict(runner_resources or {}))
         .learners(num_learners=0)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[m.LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
@@ -181,7 +207,8 @@ class RLlibTrainer:
     """Owns the RLlib ``Algorithm``, the snapshot pool and the schedules of one run."""
 
     def __init__(self, cfg: TrainConfig, resume: str | None = None, num_env_runners: int = 1,
-                 envs_per_env_runner: int = 1, verbose: int = 1) -> None:
+                 envs_per_env_runner: int = 1, verbose: int = 1,
+                 runner_resources: dict[str, float] | None = None) -> None:
         from . import rllib_modules as m
 
         cfg.validate()
@@ -198,7 +225,8 @@ class RLlibTrainer:
         import torch
 
         torch.set_num_threads(cfg.torch_threads)
-        self.algo = build_config(cfg, self.rules, num_env_runners, envs_per_env_runner).build_algo()
+        self.algo = build_config(cfg, self.rules, num_env_runners, envs_per_env_runner,
+                                 runner_resources).build_algo()
         if ck_state is not None:
             self.algo.restore_from_path(str(Path(resume).resolve()))
             self.state = ck_state
@@ -391,9 +419,29 @@ class RLlibTrainer:
         report = {"backend": "rllib", "timesteps": t, "iterations": self.state["iteration"],
                   "wall_time_s": round(wall, 1), "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
                   "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res,
-                  "checkpoint": str(getattr(self, "last_checkpoint", ""))}
+                  "checkpoint": str(getattr(self, "last_checkpoint", "")),
+                  "samples_by_node": self.samples_by_node()}
+        if self.verbose:
+            print("[nodes] env steps by Ray node (this process's runners): "
+                  + ", ".join(f"{k[:12]} {v:,}" for k, v in report["samples_by_node"].items()), flush=True)
         write_report(self.run_dir, report, f"Evaluation after {t:,} timesteps ({wall / 60:.1f} min, RLlib PPO)", self.verbose)
         return report
+
+    def samples_by_node(self) -> dict[str, int]:
+        """The env steps each Ray node's env runners have taken so far in this process
+        (node id -> steps; ``RummyMultiAgentEnv.steps_in_process`` of every remote runner),
+        so a multi-node run shows where its samples came from."""
+        def where(runner: Any) -> tuple[str, int]:
+            import ray
+
+            from .rllib_modules import RummyMultiAgentEnv
+
+            return ray.get_runtime_context().get_node_id(), RummyMultiAgentEnv.steps_in_process
+
+        out: dict[str, int] = {}
+        for node, steps in self.algo.env_runner_group.foreach_env_runner(where, local_env_runner=False):
+            out[node] = out.get(node, 0) + int(steps)
+        return out
 
     def stop(self) -> None:
         self.algo.stop()
@@ -453,12 +501,45 @@ def load_actor(ckpt: str | os.PathLike) -> Any:
 
 # ---------------------------------------------------------------------------- entry point
 
+def parse_resources(items: list[str]) -> dict[str, float]:
+    """``--env-runner-resource NAME=AMOUNT`` flags as ``{NAME: AMOUNT}``.
+
+    Raises:
+        ValueError: an item without ``=``, an empty name, a name Ray reserves (CPU, GPU,
+            memory, object_store_memory), an amount that is not a finite number > 0, or a
+            name given twice.
+    """
+    out: dict[str, float] = {}
+    for it in items:
+        name, sep, amount = str(it).partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(f"--env-runner-resource {it!r}: give NAME=AMOUNT (a custom Ray resource the nodes for "
+                             "env runners advertise with ray start --resources, e.g. rummy_runner=1)")
+        if name in ("CPU", "GPU", "memory", "object_store_memory"):
+            raise ValueError(f"--env-runner-resource {it!r}: {name} is not a custom resource (each env runner takes "
+                             "1 CPU already); name one the nodes advertise with ray start --resources")
+        try:
+            v = float(amount)
+        except ValueError:
+            v = float("nan")
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"--env-runner-resource {it!r}: the amount must be a number > 0")
+        if name in out:
+            raise ValueError(f"--env-runner-resource {name} is given twice")
+        out[name] = v
+    return out
+
+
 def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
     """Run ``rummy train --backend rllib`` (the TrainConfig plus ``args.num_env_runners``,
     ``args.address``, ``args.resume``). Returns 0."""
     address = getattr(args, "address", None) or None
-    n_runners = int(getattr(args, "num_env_runners", 1) or 1)
-    n_envs = int(getattr(args, "envs_per_env_runner", 1) or 1)
+    n_runners = getattr(args, "num_env_runners", None)
+    n_runners = 1 if n_runners is None else int(n_runners)
+    n_envs = getattr(args, "envs_per_env_runner", None)
+    n_envs = 1 if n_envs is None else int(n_envs)
+    resources = parse_resources(getattr(args, "env_runner_resource", None) or [])
     if n_runners < 1:
         raise ValueError(f"--num-env-runners must be >= 1, got {n_runners}")
     if n_envs < 1:
@@ -470,7 +551,8 @@ def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
     ray = init_ray(address, num_cpus=(n_runners + 1) if address is None else None)
     trainer = None
     try:
-        trainer = RLlibTrainer(cfg, resume=resume, num_env_runners=n_runners, envs_per_env_runner=n_envs)
+        trainer = RLlibTrainer(cfg, resume=resume, num_env_runners=n_runners, envs_per_env_runner=n_envs,
+                               runner_resources=resources)
         trainer.learn(max_iterations=getattr(args, "max_iterations", None))
     finally:
         if trainer is not None:

@@ -77,8 +77,13 @@ class RummyMultiAgentEnv(PettingZooEnv):
         super().__init__(rummy_v0.env(rules=config.get("rules", "classic"),
                                       reward_scale=float(config.get("reward_scale", 1.0))))
 
+    steps_in_process = 0
+    """Env steps taken by every instance in this process (an env runner's samples; the
+    trainer reads it per runner to report the samples by node)."""
+
     def step(self, action: dict) -> tuple:
         """PettingZooEnv's step, with each reward replaced by its sign when ``reward="win"``."""
+        RummyMultiAgentEnv.steps_in_process += 1
         obs, rew, term, trunc, info = super().step(action)
         if self.reward == "win":
             rew = {k: float(np.sign(v)) for k, v in rew.items()}
