@@ -433,11 +433,13 @@ class Trainer:
                             warm_start_weights=prog["weights"])
             self.state.pop("warm_start_progress")
             self.venv.close()
+            how = ("the samples of the completed fits are rebuilt by replaying their seeded hands, then the warm "
+                   "start goes on from the next fit" if prog["fits_done"] else
+                   "no fit was complete yet, so the warm start starts over")
             print(f"\ninterrupted during the warm start, after {prog['fits_done']} of {num_fits(self.cfg)} fits: "
-                  f"checkpoint saved to {path}; resume with --resume {path} (the samples of the completed fits "
-                  "are rebuilt by replaying their seeded hands, then the warm start goes on from the next fit)",
-                  flush=True)
+                  f"checkpoint saved to {path}; resume with --resume {path} ({how})", flush=True)
             raise
+
     def _make_venv(self):
         cfg = self.cfg
         if cfg.workers == 1:
