@@ -1,6 +1,6 @@
 """The layering docs/architecture.md states, checked statically over the source (``ast``, no imports).
 
-Core modules, in order: brief, cards, melds, meld_analysis, rules, actions, engine, state_json,
+Core modules, in order: brief, cards, melds, meld_analysis, rules, actions, table, engine, state_json,
 observation, env, single_agent; each imports only earlier ones. Then the packages: ``agents``
 imports only the core; ``eval`` the core and ``agents``; ``train`` the core,
 ``agents`` and ``eval``; ``benchmark`` every package before it (the web table, an application like the cli, may import
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("brief", "cards", "melds", "meld_analysis", "rules", "actions", "engine", "state_json", "observation", "env", "single_agent")
+CORE = ("brief", "cards", "melds", "meld_analysis", "rules", "actions", "table", "engine", "state_json", "observation", "env", "single_agent")
 # core modules outside the chain: what each may import
 CORE_EXTRA = {
     "rummy_v0": set(CORE[: CORE.index("env") + 1]),
