@@ -40,16 +40,13 @@ from functools import lru_cache
 import numpy as np
 
 from .actions import (DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS,
-                      TABLE_KINDS, ActionLayout, is_rum500, kind_features, num_actions, table_kind)
+                      ActionLayout, num_actions)
 from .cards import CARD_TEXT, FULL_DECK, JOKER, LAYER, TEXT_OF, cards_of, count_of
 from .engine import PLAY, GameState
 from .rules import Rules
-
-from .table import (ACES_ORDER, HAND_SCALE, JOKER_SCALE, MAX_PLAYERS, MIN_PLAYERS, MULTIPLIER_SCALE,
-                    RECYCLE_SCALE, SCORE_SCALE, STOCK_SCALE, Table, _table_by_shape, _table_by_size, describe_table,
+from .table import (ACES_ORDER, HAND_SCALE, JOKER_SCALE, MAX_PLAYERS, MIN_PLAYERS, MULTIPLIER_SCALE,  # noqa: F401
+                    RECYCLE_SCALE, SCORE_SCALE, STOCK_SCALE, Table, _table_by_shape, describe_table, kind_layout,
                     kind_players, layout, num_card_planes, obs_low, obs_size, offsets, players_for, table_for)
-
-
 
 @lru_cache(maxsize=64)
 def rule_features(rules: Rules) -> np.ndarray:
@@ -93,9 +90,9 @@ class Encoder:
         self.rule_off = offsets(num_players)["rule_aces"].start
         self.rum_off = obs_size(num_players)  # the 500 Rum pieces start after the standard layout
         off = {name: sl.start for name, sl in offsets(num_players, kind).items()}
-        self.variant = kind_features(kind) != frozenset()
+        self.variant = kind_layout(kind) is not None  # count masks and the deck-variant pieces
         self._off = off
-        self.rum500 = is_rum500(kind)
+        self.rum500 = "discard_depth" in off  # the layout has the 500 Rum pieces
         if self.rum500:  # where each 500 Rum piece starts, from the layout
             self._depth, self._bound, self._meld_points = off["discard_depth"], off["bound"], off["meld_points"]
             self._opp_meld_points = [off[f"opp{k}_meld_points"] for k in range(1, num_players)]
@@ -109,18 +106,24 @@ class Encoder:
 
     @classmethod
     def for_rules(cls, rules: Rules) -> "Encoder":
-        """The encoder of ``rules``' player count and table kind (``actions.table_kind``)."""
-        return cls(rules.num_players, table_kind(rules))
+        """The encoder of ``rules``' table (``Table.of(rules)``: its player count and kind)."""
+        return cls.of(Table.of(rules))
+
+    @classmethod
+    def of(cls, table: Table) -> "Encoder":
+        """The encoder of a ``table.Table`` (its player count and kind)."""
+        return cls(table.num_players, table.kind)
 
     def _set_rules(self, rules: Rules) -> None:
-        if table_kind(rules) != self.kind:
+        table = Table.of(rules)
+        if table.kind != self.kind:
             raise ValueError(f"this encoder is for {self.kind} tables; rules {rules.to_json()!r} are a "
-                             f"{table_kind(rules)} table")
+                             f"{table.kind} table")
         t = np.zeros(self.size, dtype=np.float32)
         t[self.rule_off:self.rum_off] = rule_features(rules)
         if self.rum500:
-            t[self._rule_melds] = rules.scoring == "melds"
-            t[self._rule_dig] = rules.draw == "dig"
+            t[self._rule_melds] = table.melds_scoring
+            t[self._rule_dig] = table.digs
         for flag in ("rule_around", "rule_two_decks"):
             if flag in self._off:
                 t[self._off[flag]] = 1.0
@@ -419,17 +422,41 @@ class _Index:
         self.opp_score = [self.rel[f"opp{k}_score"] for k in range(1, n)]
         self.kind = kind
         self.num_actions = num_actions(kind)
-        if is_rum500(kind):
+        self.rum500 = "discard_depth" in start  # the layout has the 500 Rum pieces
+        if self.rum500:
             self.depth = start["discard_depth"]
             self.bound = start["bound"]
             self.opp_meld_points = [self.rel[f"opp{k}_meld_points"] for k in range(1, n)]
-        self.variant = ActionLayout.of(kind) if kind_features(kind) else None
+        self.variant = kind_layout(kind)
         self.start = start
 
 
 @lru_cache(maxsize=None)
 def _index(n: int, kind: str) -> _Index:
     return _Index(n, kind)
+
+
+def _view_table(dim: int, mask_len: int, obs_shape: tuple, mask_shape: tuple) -> tuple[int, str]:
+    """``(num_players, kind)`` of an observation and a mask an agent was handed (the arrays
+    are all it gets, so their lengths tell the table: ``table_for``).
+
+    Raises:
+        ValueError: no table has those lengths; the message lists them, or says what
+            mask length the observation's table wants.
+    """
+    try:
+        return table_for(dim, mask_len)
+    except ValueError:
+        pass
+    try:
+        n, kind = table_for(dim)
+    except ValueError:
+        raise ValueError(
+            f"observation has shape {obs_shape} and action_mask {mask_shape}; no table has them (observation "
+            "and mask lengths: " + ", ".join(f"{sz}/{na}" for sz, na in _table_by_shape()) + ")"
+        ) from None
+    raise ValueError(f"action_mask has shape {mask_shape}; expected ({num_actions(kind)},) for a {kind} table "
+                     f"with an observation of length {obs_shape[0]}")
 
 
 class PlayerView:
@@ -509,17 +536,7 @@ class PlayerView:
         obs = np.asarray(observation)
         mask = np.asarray(action_mask)
         dim = obs.shape[0] if obs.ndim == 1 else -1
-        t = _table_by_shape().get((dim, mask.shape[0] if mask.ndim == 1 else -1))
-        if t is None:
-            t = _table_by_size().get(dim)
-            if t is None:
-                raise ValueError(
-                    f"observation has shape {obs.shape} and action_mask {mask.shape}; no table has them (observation "
-                    "and mask lengths: " + ", ".join(f"{sz}/{na}" for sz, na in _table_by_shape()) + ")"
-                )
-            raise ValueError(f"action_mask has shape {mask.shape}; expected ({num_actions(t[1])},) for a {t[1]} table "
-                             f"with an observation of length {obs.shape[0]}")
-        n, kind = t
+        n, kind = _view_table(dim, mask.shape[0] if mask.ndim == 1 else -1, obs.shape, mask.shape)
         ix = _index(n, kind)
         self.n = n
         self.kind = kind
@@ -565,7 +582,7 @@ class PlayerView:
         self.on_request = s[r["rule_on_request"]] > 0.5
         self.lowest_deadwood = s[r["rule_lowest_deadwood"]] > 0.5
         self.cards_dealt = int(round(s[r["rule_cards_dealt"]] * HAND_SCALE))
-        if is_rum500(kind):
+        if ix.rum500:
             self.melds_scoring = s[r["rule_melds"]] > 0.5
             self.dig = s[r["rule_dig"]] > 0.5
             depth = obs[ix.depth:ix.depth + 52]

@@ -23,11 +23,12 @@ below, and its question to ``Table``.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
-from .actions import (TABLE_KINDS, VARIANT_FEATURES, ActionLayout, action_ranges, is_rum500, kind_features, kind_name,
+from .actions import (DIG_BASE, TABLE_KINDS, VARIANT_FEATURES, ActionLayout, action_ranges, is_rum500, kind_features, kind_name,
                       num_actions)
 from .brief import brief
 from .cards import JOKER, NUM_CARDS
@@ -285,6 +286,19 @@ def num_card_planes(num_players: int) -> int:
 
 
 
+@lru_cache(maxsize=None)
+def kind_layout(kind: str) -> "ActionLayout | None":
+    """The ``actions.ActionLayout`` of a kind with deck variants (RULES.md §10.1-10.3), or
+    ``None`` for a kind with the fixed layout (``"standard"``, ``"rum500"``: the ranges of
+    ``actions.action_ranges``). The one place that tells the two apart
+    (``Table.action_layout``, the decoder of observations).
+
+    Raises:
+        ValueError: an unknown kind (the message lists the kinds).
+    """
+    return ActionLayout.of(kind) if kind_features(kind) else None
+
+
 # ---------------------------------------------------------------- the Table
 
 _ACES = ("low", "high", "either", "around")
@@ -383,7 +397,7 @@ class Table:
         forms), built on first use; ``None`` at a table with the fixed layout
         (``fixed_layout``: the ranges of ``actions.ACTION_RANGES``, and the digs at a 500
         Rum table)."""
-        return None if self.fixed_layout else ActionLayout.of(self.kind)
+        return kind_layout(self.kind)
 
     @cached_property
     def action_ranges(self) -> tuple[tuple[str, int, int, str], ...]:
@@ -406,6 +420,21 @@ class Table:
         §10.2-10.3). A list of ``num_cards`` ints."""
         return list(range(NUM_CARDS)) * self.decks + [JOKER] * (self.jokers * self.decks)
 
+    def dig_card(self, action: int) -> "int | None":
+        """The card a dig id takes from the discard pile (with every card above it, RULES.md
+        §10.4): a card number 0..51, ``cards.JOKER`` (52) for ``draw discard JK``, or
+        ``None`` when ``action`` is not a dig of this table (every id at a table that
+        does not dig; ``draw discard``, id 1, takes the top card and is not a dig)."""
+        if not self.digs:
+            return None
+        lay = self.action_layout
+        base = DIG_BASE if lay is None else lay.dig_base
+        if base <= action < base + NUM_CARDS:
+            return action - base
+        if lay is not None and action == lay.joker_dig >= 0:
+            return JOKER
+        return None
+
     def describe(self) -> str:
         """Words for this table: ``"a 2-player standard table"``, ``"a 5-player two_decks table"``."""
         return f"a {self.num_players}-player {self.kind} table"
@@ -413,12 +442,11 @@ class Table:
     def misfit(self, obs_dim: Any = None, num_actions: Any = None) -> "str | None":
         """Why a policy with observations of ``obs_dim`` entries and ``num_actions`` action
         ids cannot play this table, or ``None`` when it can (or when neither is an int:
-        a policy that does not say, e.g. a scripted agent). The one answer to "does this
+        a policy that does not say, e.g. a scripted agent; numpy integers count as ints). The one answer to "does this
         agent fit this table" (``rummy_env.agents.table_misfit``, export, checkpoints,
         the web table, the benchmark); the words name both tables (``describe_table``).
         """
-        dim = obs_dim if isinstance(obs_dim, int) and not isinstance(obs_dim, bool) else None
-        acts = num_actions if isinstance(num_actions, int) and not isinstance(num_actions, bool) else None
+        dim, acts = _size(obs_dim), _size(num_actions)
         here = self.describe()
         if dim is not None and dim != self.obs_size:
             return (f"it was trained for {describe_table(dim, acts)}, this is {here} "
@@ -429,6 +457,11 @@ class Table:
         return None
 
 
+def _size(v: Any) -> "int | None":
+    """``v`` as a plain int when it is an integer (an ``int`` or a numpy integer, not a bool), else ``None``."""
+    return int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else None
+
+
 @lru_cache(maxsize=None)
 def _interned(num_players: int, aces: str, jokers: int, decks: int, digs: bool, melds_scoring: bool,
               layoffs: bool) -> Table:
@@ -436,6 +469,6 @@ def _interned(num_players: int, aces: str, jokers: int, decks: int, digs: bool, 
     return Table(num_players, aces, jokers, decks, digs, melds_scoring, layoffs)
 
 
-__all__ = ["Table", "layout", "obs_low", "obs_size", "offsets", "table_for", "describe_table", "players_for",
+__all__ = ["Table", "kind_layout", "layout", "obs_low", "obs_size", "offsets", "table_for", "describe_table", "players_for",
            "kind_players", "num_card_planes", "STOCK_SCALE", "RECYCLE_SCALE", "SCORE_SCALE", "HAND_SCALE",
            "MULTIPLIER_SCALE", "ACES_ORDER", "JOKER_SCALE", "MIN_PLAYERS", "MAX_PLAYERS"]
