@@ -374,7 +374,7 @@ class _SeatView:
         self.aces, self.ace_points, self.layoffs = r.aces, r.ace_points, r.layoffs
         self.must_discard, self.rummy_multiplier = r.must_discard_to_go_out, r.rummy_multiplier
         self.rummy_needs_no_discard = r.rummy_needs_no_discard
-        self.melds_scoring = r.scoring == "melds"
+        self.melds_scoring = s.table.melds_scoring
         self.dig_actions = []  # rollouts draw the top card only
         self.bound = s.bound
         self.pile = s.discard
@@ -412,7 +412,7 @@ def leaf_value(s: GameState, seat: int) -> float:
     points being what it melded plus what its best partition would meld minus the rest."""
     rules = s.rules
     aces, ap = rules.aces, rules.ace_points
-    if rules.scoring == "melds":  # 500 Rum (§10.4): melded so far + meldable - the rest of the hand
+    if s.table.melds_scoring:  # 500 Rum (§10.4): melded so far + meldable - the rest of the hand
         own = []
         for q, h in enumerate(s.hands):
             melded = best_partition(h, aces, ap)[0]

@@ -376,7 +376,7 @@ def legal_actions(state: GameState) -> list[int]:
             out.append(DRAW_STOCK)
         if state.discard:
             out.append(DRAW_DISCARD)
-            if state.table.digs:
+            if state.num_actions > NUM_ACTIONS and state.table.digs:  # the first test keeps classic's draw fast
                 out += _legal_digs(state)
         state._legal = out
         return out

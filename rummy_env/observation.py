@@ -1,13 +1,13 @@
 """What one seat sees: the observation layout, its encoder, the action mask and
 the decoding of both into named pieces.
 
-The observation layout is declared once as named pieces (``layout(n)``);
-``Encoder.encode(state, seat)`` writes it, ``PlayerView(observation, action_mask)``
-reads it back (for scripted agents), and ``action_mask(legal)`` turns the engine's
-legal list into the int8 mask every caller hands an agent; ``RandomAgent`` plays a
-uniformly random action of that mask. The scales the scalars
-are divided by are the named constants below, shared by the encoder and the view;
-the player count of an observation comes from its length through ``players_for``.
+The observation layout is declared once as named pieces (``layout(n, kind)``, in
+``table.py`` beside the ``Table`` that names it: ``Table.obs_layout``; re-exported here
+with its scales); ``Encoder.encode(state, seat)`` writes it,
+``PlayerView(observation, action_mask)`` reads it back (for scripted agents, which
+get only the arrays: their lengths tell the table, ``table_for``), and
+``action_mask(legal)`` turns the engine's legal list into the int8 mask every caller
+hands an agent; ``RandomAgent`` plays a uniformly random action of that mask.
 
 An observation is a float32 vector seen from one seat; the other seats follow in
 turn order after it (``opp1`` is the next seat to play). All 52-card planes come
@@ -16,7 +16,7 @@ Only what the seat may see is encoded: its own hand, the public table, the publi
 discard history, and what each other seat is known to hold (cards it took from the
 discard pile and still holds). The stock order and the other hands never enter.
 
-Each kind of table (``actions.table_kind``) has its layout: a 500 Rum table
+Each kind of table (``Table.kind``) has its layout: a 500 Rum table
 (``"rum500"``, RULES.md §10.4) sees the standard layout followed by the whole discard
 pile in order (``discard_depth``), the card a dig binds, the points each seat melded
 this hand and two rule flags, so a standard-table policy's inputs keep their places.
@@ -25,7 +25,7 @@ A deck-variant table (RULES.md §10.1-10.3: kinds ``"around"``, ``"jokers"``,
 ``"two_decks"`` and their combinations) sees the standard layout, whose card planes
 then say "at least one copy" and hold natural cards only (a melded joker's card is in
 ``table_jokers``, not in ``table``), followed by the pieces of each of its variants in
-the order around, jokers, two decks (``_VARIANT_PIECES``): the aces flag, the jokers
+the order around, jokers, two decks (``table._VARIANT_PIECES``): the aces flag, the jokers
 (in hand, the upcard, the pile, on the table with the cards they stand for, what a
 joker may be laid off as, what each seat is known to hold), and the second copies
 (``hand_twice``, ...).
@@ -69,8 +69,9 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 class Encoder:
     """Encodes positions for one player count and kind of table (``"standard"``,
-    ``"rum500"`` or a deck-variant kind such as ``"jokers"``: ``actions.table_kind``;
-    ``Encoder.for_rules(rules)`` picks both from a ``Rules``) into float32 vectors.
+    ``"rum500"`` or a deck-variant kind such as ``"jokers"``: ``Table.kind``;
+    ``Encoder.of(table)`` takes both from a ``Table``, ``Encoder.for_rules(rules)`` from a
+    ``Rules``) into float32 vectors.
 
     ``encode(state, seat)`` returns a fresh ``(obs_size(n, kind),)`` float32 array (the
     caller may keep and change it). The card planes are built as one Python int,

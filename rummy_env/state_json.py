@@ -169,7 +169,7 @@ def _variant_meld(v: Any, i: int, rules: Rules) -> Meld:
         body = t.strip()
         is_joker = body.upper().startswith("JK=")
         if is_joker:
-            if not rules.jokers:
+            if not Table.of(rules).jokers:
                 raise _err(f"{what}: {brief(t)} is a joker, but this table has no jokers (jokers=0, RULES.md §10.2)")
             body = body[3:]
             if body.upper() == "JK":

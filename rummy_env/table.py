@@ -233,7 +233,11 @@ def _table_by_shape() -> dict[tuple[int, int], tuple[int, str]]:
 
 def table_for(obs_dim: int, num_actions: int | None = None) -> tuple[int, str]:
     """``(num_players, kind)`` of the table whose observation has ``obs_dim`` entries and
-    whose action space has ``num_actions`` actions.
+    whose action space has ``num_actions`` actions: the one lookup of a table from array
+    lengths, for what gives nothing else (a policy file saved without its rules, the
+    observation and mask an agent is handed: ``PlayerView``, ``describe_table``, the
+    opponent pool's snapshots, ``CardFeatures`` of an old policy). Where the rules are at
+    hand, ask ``Table.of(rules)``.
 
     Without ``num_actions`` only the standard and 500 Rum tables are read (their sizes
     differ for every player count 2..6 and kind, as in release 0.1); a deck-variant

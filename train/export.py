@@ -278,7 +278,7 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
             "numbering": "card = 13 * suit + rank; suits C D H S = 0..3, ranks A 2 3 4 5 6 7 8 9 T J Q K = 0..12",
             "texts": list(CARD_TEXT),
             **({"joker": {"number": JOKER, "text": "JK", "meld_form": "JK=<card> (the card it stands for)"}}
-               if rules.jokers else {}),
+               if table.jokers else {}),
         },
         "actions": {
             "kind": kind,
