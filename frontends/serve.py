@@ -41,7 +41,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from .onnx_agent import OnnxAgent
+from rummy_env.agents.onnx_agent import OnnxAgent
 
 DEFAULT_HOST = "127.0.0.1"
 
