@@ -196,19 +196,20 @@ def load_agent_spec(spec: str, seed: int | None = None) -> Any:
 
 def table_misfit(agent: Any, rules: Any) -> str | None:
     """Why ``agent`` cannot play a table of ``rules`` (a ``Rules``), or ``None`` when it can
-    or does not say (a scripted agent reads any table). A trained policy says what it
-    was trained on (``PPOAgent.obs_shape`` / ``n_actions``, ``OnnxAgent.obs_dim`` /
-    ``num_actions``); the observation size and the action count of a table follow from
-    its player count and kind (``rummy_env.observation.table_for``: a 500 Rum table's
-    differ from a standard one's, RULES.md §10.4). The answer names both tables."""
-    from rummy_env.actions import num_actions, table_kind
-    from rummy_env.observation import describe_table, obs_size
+    or does not say (a scripted agent reads any table). An agent that plays some kinds
+    only says so (``table_kinds``, e.g. the search); a trained policy says what it was
+    trained on (``PPOAgent.obs_shape`` / ``n_actions``, ``OnnxAgent.obs_dim`` /
+    ``num_actions``), which ``Table.misfit`` compares with the table's observation size
+    and action count (``rummy_env.table.Table``: they follow from its player count and
+    kind; a 500 Rum table's differ from a standard one's, RULES.md §10.4). The answer
+    names both tables. Every check of "does this agent fit this table" (the cli, the
+    terminal play, the web table, the benchmark) asks this function."""
+    from rummy_env.table import Table
 
-    kind = table_kind(rules)
+    table = Table.of(rules)
     kinds = getattr(agent, "table_kinds", None)
-    if kinds is not None and kind not in kinds:
-        return f"it plays {' and '.join(kinds)} tables only, this is a {rules.num_players}-player {kind} table"
-    want_dim, want_acts = obs_size(rules.num_players, kind), num_actions(kind)
+    if kinds is not None and table.kind not in kinds:
+        return f"it plays {' and '.join(kinds)} tables only, this is {table.describe()}"
     dim = getattr(agent, "obs_dim", None)
     if dim is None:
         shape = getattr(agent, "obs_shape", None)
@@ -216,13 +217,7 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
     acts = getattr(agent, "num_actions", None)
     if not isinstance(acts, int):
         acts = getattr(agent, "n_actions", None)
-    here = f"a {rules.num_players}-player {kind} table"
-    if isinstance(dim, int) and dim != want_dim:
-        theirs = describe_table(dim, acts if isinstance(acts, int) else None)
-        return f"it was trained for {theirs}, this is {here} (observations of {want_dim} entries)"
-    if isinstance(acts, int) and acts != want_acts:
-        return f"it chooses among {acts} actions ({describe_table(dim, acts) if isinstance(dim, int) else 'another table'}), {here} has {want_acts}"
-    return None
+    return table.misfit(dim, acts)
 
 
 def _load_ppo(path: str, seed: int | None, name: str) -> Any:

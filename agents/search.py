@@ -49,7 +49,7 @@ import numpy as np
 
 # every engine import in one place (PlayerView / STATE JSON may move between modules)
 from rummy_env import engine
-from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, num_actions
+from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import FULL_DECK, cards_of, mask_points
 from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
 from rummy_env.meld_analysis import best_partition, meld_plan, partial_mask
@@ -233,38 +233,16 @@ def determinize(k: Knowledge, rng: random.Random, infer: int = 1) -> GameState:
                 key += sum(pts[c] for c in cards_of(loose))
         if best_key is None or key < best_key:
             best_key, hands, stock = key, hs, cards[i:]
-    s = GameState.__new__(GameState)
-    s.rules = rules
-    s.variant = None  # the search plays the tables without deck variants (make_search_agent refuses them)
-    s.joker_masks = (0, 0, 0)
-    s.hands = hands
-    s.stock = list(stock)
-    s.discard = list(k.discard)
-    s.melds = [_meld(m) for m in k.melds]
-    s.layoff_masks = v.layoff_masks
-    s.current = 0
-    s.phase = v.phase
-    s.drawn_from_discard = v.drawn
-    s.has_melded = [v.has_melded] + list(v.opp_has_melded)
-    s.melded_this_turn = k.melded_this_turn
-    s.recycles = v.recycles
-    s.turn = k.turn
-    s.scores = [int(round(v.score))] + [int(round(x)) for x in v.opp_score]
-    s.dealer = (-1 - k.turn) % n  # the dealer that has seat 0 move at this turn (RULES.md §2-§3)
-    s.hand_number = 0
-    s.known = list(k.known)
-    s.discards_by = [0] + list(v.opp_discards)
-    s.hand_over = False
-    s.result = None
-    s.match_over = False
-    s.match_winners = None
-    s.payoffs = [0] * n
-    s.meld_points = [int(round(v.meld_points))] + [int(round(x)) for x in v.opp_meld_points]
-    s.bound = v.bound
-    s.num_actions = num_actions(rules)
-    s.rng = random.Random(rng.getrandbits(64))
-    s._legal = None
-    return s
+    # the search plays the tables without deck variants (make_search_agent refuses them)
+    return GameState(
+        rules, rng=random.Random(rng.getrandbits(64)), hands=hands, stock=list(stock), discard=list(k.discard),
+        melds=[_meld(m) for m in k.melds], layoff_masks=v.layoff_masks, current=0, phase=v.phase,
+        drawn_from_discard=v.drawn, has_melded=[v.has_melded] + list(v.opp_has_melded),
+        melded_this_turn=k.melded_this_turn, recycles=v.recycles, turn=k.turn,
+        scores=[int(round(v.score))] + [int(round(x)) for x in v.opp_score],
+        dealer=(-1 - k.turn) % n,  # the dealer that has seat 0 move at this turn (RULES.md §2-§3)
+        known=list(k.known), discards_by=[0] + list(v.opp_discards),
+        meld_points=[int(round(v.meld_points))] + [int(round(x)) for x in v.opp_meld_points], bound=v.bound)
 
 
 # ----------------------------------------------------------------- the rollout policy
@@ -287,7 +265,7 @@ def _upcard_useful(hand: int, up: int, s: GameState, aces: str, ap: int) -> bool
 def _checked(s: GameState, a: int, check: bool) -> None:
     if check:
         s._legal = None
-        assert a in engine.legal_actions(s), f"rollout chose illegal {engine.action_text(a, s.num_actions)}"
+        assert a in engine.legal_actions(s), f"rollout chose illegal {engine.action_text(a, s.table.kind)}"
         engine.apply(s, a)
     else:
         _fast_apply(s, a)
@@ -396,7 +374,7 @@ class _SeatView:
         self.aces, self.ace_points, self.layoffs = r.aces, r.ace_points, r.layoffs
         self.must_discard, self.rummy_multiplier = r.must_discard_to_go_out, r.rummy_multiplier
         self.rummy_needs_no_discard = r.rummy_needs_no_discard
-        self.melds_scoring = r.scoring == "melds"
+        self.melds_scoring = s.table.melds_scoring
         self.dig_actions = []  # rollouts draw the top card only
         self.bound = s.bound
         self.pile = s.discard
@@ -434,7 +412,7 @@ def leaf_value(s: GameState, seat: int) -> float:
     points being what it melded plus what its best partition would meld minus the rest."""
     rules = s.rules
     aces, ap = rules.aces, rules.ace_points
-    if rules.scoring == "melds":  # 500 Rum (§10.4): melded so far + meldable - the rest of the hand
+    if s.table.melds_scoring:  # 500 Rum (§10.4): melded so far + meldable - the rest of the hand
         own = []
         for q, h in enumerate(s.hands):
             melded = best_partition(h, aces, ap)[0]

@@ -69,10 +69,24 @@ def table_kind(rules) -> str:
     pile or scores melds (RULES.md §10.4); else the deck variants it plays joined by ``+``
     (``"around"`` for ``aces="around"``, ``"jokers"`` for ``jokers=2``, ``"two_decks"`` for
     ``decks=2``: RULES.md §10.1-10.3), or ``"standard"`` (every table of release 0.1)."""
-    rum = is_rum500_table(rules)
-    parts = [f for f, on in zip(VARIANT_FEATURES, (rules.aces == "around", rules.jokers > 0, rules.decks == 2)) if on]
-    if rum:
-        return "+".join(["rum500"] + parts)
+    on = (rules.aces == "around", rules.jokers > 0, rules.decks == 2)
+    return kind_name(is_rum500_table(rules), [f for f, o in zip(VARIANT_FEATURES, on) if o])
+
+
+def kind_name(rum500: bool, features) -> str:
+    """The name of the kind of table with these features (the one place kinds are named;
+    ``table_kind``, ``table.Table``): ``"rum500"`` first for a 500 Rum table, then the
+    deck variants of ``features`` (an iterable of ``VARIANT_FEATURES`` names) in
+    ``VARIANT_FEATURES`` order, joined by ``+``; ``"standard"`` for none of them.
+
+    Raises:
+        ValueError: a feature that is not one of ``VARIANT_FEATURES``.
+    """
+    feats = set(features)
+    if not feats <= set(VARIANT_FEATURES):
+        raise ValueError(f"unknown table features {sorted(feats - set(VARIANT_FEATURES))}; "
+                         f"features: {', '.join(VARIANT_FEATURES)}")
+    parts = (["rum500"] if rum500 else []) + [f for f in VARIANT_FEATURES if f in feats]
     return "+".join(parts) if parts else "standard"
 
 

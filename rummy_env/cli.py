@@ -14,9 +14,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("rummy_env.train.cli", "self-play MaskablePPO training (the main job)"),
     "eval": ("rummy_env.eval.cli", "a duplicate-deal tournament between agents, with intervals and ratings"),
     "export": ("rummy_env.train.export", "export a trained policy to policy.onnx + spec.json"),
-    "serve": ("rummy_env.agents.serve", "serve an exported policy over HTTP on 127.0.0.1"),
-    "play": ("rummy_env.agents.play", "play against an agent in the terminal"),
-    "web": ("rummy_env.agents.web", "play against an agent in the browser: a practice table on 127.0.0.1"),
+    "serve": ("rummy_env.frontends.serve", "serve an exported policy over HTTP on 127.0.0.1"),
+    "play": ("rummy_env.frontends.play", "play against an agent in the terminal"),
+    "web": ("rummy_env.frontends.web", "play against an agent in the browser: a practice table on 127.0.0.1"),
     "bench": ("rummy_env.train.bench", "speed benchmarks of the env and of training"),
     "benchmark": ("rummy_env.benchmark.cli", "the RL benchmark: versioned tasks, one protocol, rows, a leaderboard"),
 }

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .actions import NUM_ACTIONS, TABLE_KINDS, action_ranges, num_actions
-from .observation import _RUM500_VARIANT_PIECES, _VARIANT_PIECES, kind_players, layout, obs_size
+from .table import _RUM500_VARIANT_PIECES, _VARIANT_PIECES, kind_layout, kind_players, layout, obs_size
 from .rules import OPTION_NAMES, PRESET_PLAYERS, PRESETS, Rules
 
 
@@ -64,6 +64,11 @@ def action_table(kind: str = "standard") -> str:
     return "\n".join(rows)
 
 
+def _variant_kinds() -> list[str]:
+    """The kinds with deck variants (an ``ActionLayout`` of their own), in ``TABLE_KINDS`` order."""
+    return [k for k in TABLE_KINDS if kind_layout(k) is not None]
+
+
 def variants_observation_table() -> str:
     """Markdown tables of the pieces the deck variants (RULES.md §10.1-10.3) add after the
     standard layout, per variant in layout order, and each kind's length by players."""
@@ -76,7 +81,7 @@ def variants_observation_table() -> str:
         for name, size, meaning in _RUM500_VARIANT_PIECES.get(feat, ()):
             rows.append(f"| {feat}, at 500 Rum | `{name}` | {size} | {meaning} |")
     rows += ["", "| kind | length by players |", "| --- | --- |"]
-    for kind in TABLE_KINDS[2:]:
+    for kind in _variant_kinds():
         rows.append(f"| `{kind}` | " + ", ".join(f"{n} → {obs_size(n, kind)}" for n in kind_players(kind)) + " |")
     return "\n".join(rows)
 
@@ -85,7 +90,7 @@ def variants_action_table() -> str:
     """Markdown table of each deck-variant kind's action ranges beyond the standard 579
     (``action_ranges(kind)``; RULES.md §10.1-10.4: a 500 Rum one's digs come first)."""
     rows = ["| kind | N | ranges after the 579 standard ids (first id, count) |", "| --- | --- | --- |"]
-    for kind in TABLE_KINDS[2:]:
+    for kind in _variant_kinds():
         extra = [f"{name} ({first}, {count})" for name, first, count, _ in action_ranges(kind)[4:]]
         rows.append(f"| `{kind}` | `Discrete({num_actions(kind)})` | {', '.join(extra) or 'none'} |")
     rows += ["", "| range | meaning (in the `around+jokers` layout) |", "| --- | --- |"]

@@ -32,16 +32,16 @@ from .actions import (
     NUM_ACTIONS,
     action_text,
     checked_action_id,
-    num_actions,
     parse_action,
 )
-from .actions import ActionLayout, is_rum500_table, table_kind
+from .actions import ActionLayout
 from .cards import (CARD_TEXT, FULL_DECK, JOKER, JOKER_POINTS, LAYER_MASK, NUM_CARDS, TEXT_OF, cards_of, count_add, count_of,
                     count_points, count_remove, count_remove_set, mask_points)
 from .meld_analysis import layoff_closure
 from .melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, NUM_MELDS_AROUND, NUM_SETS, SET, meld_allowed,
                     meld_layoff_masks, melds_in)
 from .rules import Rules
+from .table import Table
 
 DRAW, PLAY = 0, 1
 PHASES = ("draw", "play")
@@ -111,15 +111,18 @@ class GameState:
         discards_by: per seat, cards it discarded this hand.
         hand_over / result / match_over / match_winners: the end of a hand / match.
         meld_points: per seat, the points of the cards it melded or laid off this hand
-            (RULES.md §10.4; kept at every 500 Rum table, ``actions.is_rum500_table``: the
+            (RULES.md §10.4; kept at every 500 Rum table, ``table.rum500``: the
             dig tables and the meld-scoring ones, with deck variants or without, on either
             engine path; zeros elsewhere).
         bound: the card a dig of this turn binds (the deepest card taken when more
             than the top card was taken: it must be melded or laid off this turn,
             RULES.md §10.4), or -1.
-        num_actions: the table's action count (``actions.num_actions(rules)``).
-        variant: the ``actions.ActionLayout`` of a deck-variant table (RULES.md §10.1-10.3),
-            else ``None``. At such a table the hands and ``known`` are count masks
+        table: the ``table.Table`` of ``rules`` (``Table.of(rules)``): the kind of table,
+            its features and layouts; what the engine asks instead of testing kinds.
+        num_actions: the table's action count (``table.num_actions``, kept in its own slot
+            for the hot path).
+        variant: the ``actions.ActionLayout`` of a deck-variant table (RULES.md §10.1-10.3:
+            ``table.action_layout``), else ``None``. At such a table the hands and ``known`` are count masks
             (``cards.count_add``: a card may be held twice, the joker, card 52, up to 4
             times), ``stock`` and ``discard`` may repeat cards and hold the joker.
         joker_masks: at a jokers table, ``(set, low, high)`` 52-bit masks of the cards
@@ -135,39 +138,77 @@ class GameState:
         "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
         "known", "discards_by", "hand_over", "result", "match_over", "match_winners",
         "layoff_masks", "payoffs", "rng", "_legal", "meld_points", "bound", "num_actions", "variant",
-        "joker_masks",
+        "joker_masks", "table",
     )
+
+    def __init__(self, rules: Rules, *, table: "Table | None" = None, rng: "random.Random | None" = None,
+                 hands: "list[int] | None" = None, stock: "list[int] | None" = None,
+                 discard: "list[int] | None" = None, melds: "list[Meld] | None" = None, current: int = 0,
+                 phase: int = DRAW, drawn_from_discard: int = -1, has_melded: "list[bool] | None" = None,
+                 melded_this_turn: bool = False, recycles: int = 0, turn: int = 0,
+                 scores: "list[int] | None" = None, dealer: "int | None" = None, hand_number: int = 0,
+                 known: "list[int] | None" = None, discards_by: "list[int] | None" = None,
+                 hand_over: bool = False, result: "dict | None" = None, match_over: bool = False,
+                 match_winners: "list[int] | None" = None, layoff_masks: tuple = (0, 0, 0),
+                 joker_masks: tuple = (0, 0, 0), payoffs: "list | None" = None,
+                 meld_points: "list[int] | None" = None, bound: int = -1, legal: "list[int] | None" = None,
+                 _general: bool = False) -> None:
+        """The one constructor of a position: every slot set, from keywords (the attributes
+        above; per-seat lists default to zeros / False for ``rules.num_players`` seats, the
+        dealer to the last seat, the piles to empty lists). It checks nothing: ``new_game``
+        deals a hand into it, ``state_json.from_state_json`` checks a STATE before it fills
+        one. ``table`` defaults to ``Table.of(rules)`` (pass it when known: a copy);
+        ``rng`` to ``random.Random()`` (fresh entropy). ``legal``: the cached legal list, or
+        ``None``. ``_general`` (private, tests/test_engine_paths.py only): a table without
+        deck variants plays through the count-mask path (``new_game``).
+
+        Raises:
+            TypeError: ``rules`` is not a ``Rules`` (``Table.of``).
+        """
+        t = Table.of(rules) if table is None else table
+        n = t.num_players
+        self.rules = rules
+        self.table = t
+        self.num_actions = t.num_actions
+        self.variant = _general_layout(t.kind) if _general and t.fixed_layout else t.action_layout
+        self.rng = random.Random() if rng is None else rng
+        self.hands = [0] * n if hands is None else hands
+        self.stock = [] if stock is None else stock
+        self.discard = [] if discard is None else discard
+        self.melds = [] if melds is None else melds
+        self.current, self.phase, self.drawn_from_discard = current, phase, drawn_from_discard
+        self.has_melded = [False] * n if has_melded is None else has_melded
+        self.melded_this_turn = melded_this_turn
+        self.recycles, self.turn = recycles, turn
+        self.scores = [0] * n if scores is None else scores
+        self.dealer = n - 1 if dealer is None else dealer
+        self.hand_number = hand_number
+        self.known = [0] * n if known is None else known
+        self.discards_by = [0] * n if discards_by is None else discards_by
+        self.hand_over, self.result = hand_over, result
+        self.match_over, self.match_winners = match_over, match_winners
+        self.layoff_masks, self.joker_masks = layoff_masks, joker_masks
+        self.payoffs = [0] * n if payoffs is None else payoffs
+        self.meld_points = [0] * n if meld_points is None else meld_points
+        self.bound = bound
+        self._legal = legal
 
     def copy(self) -> "GameState":
         """An independent copy (the RNG is copied too, so both go on identically)."""
-        s = GameState.__new__(GameState)
-        s.rules = self.rules
-        s.hands = list(self.hands)
-        s.stock = list(self.stock)
-        s.discard = list(self.discard)
-        s.melds = [m.copy() for m in self.melds]
-        s.current, s.phase, s.drawn_from_discard = self.current, self.phase, self.drawn_from_discard
-        s.has_melded = list(self.has_melded)
-        s.melded_this_turn = self.melded_this_turn
-        s.recycles, s.turn = self.recycles, self.turn
-        s.scores = list(self.scores)
-        s.dealer, s.hand_number = self.dealer, self.hand_number
-        s.known = list(self.known)
-        s.discards_by = list(self.discards_by)
-        s.hand_over = self.hand_over
-        s.result = None if self.result is None else dict(self.result)
-        s.match_over = self.match_over
-        s.match_winners = None if self.match_winners is None else list(self.match_winners)
-        s.layoff_masks = self.layoff_masks
-        s.payoffs = list(self.payoffs)
-        s.meld_points = list(self.meld_points)
-        s.bound = self.bound
-        s.num_actions = self.num_actions
-        s.variant = self.variant
-        s.joker_masks = self.joker_masks
-        s.rng = random.Random()
-        s.rng.setstate(self.rng.getstate())
-        s._legal = self._legal
+        rng = random.Random()
+        rng.setstate(self.rng.getstate())
+        s = GameState(
+            self.rules, table=self.table, rng=rng, hands=list(self.hands), stock=list(self.stock),
+            discard=list(self.discard), melds=[m.copy() for m in self.melds], current=self.current,
+            phase=self.phase, drawn_from_discard=self.drawn_from_discard, has_melded=list(self.has_melded),
+            melded_this_turn=self.melded_this_turn, recycles=self.recycles, turn=self.turn,
+            scores=list(self.scores), dealer=self.dealer, hand_number=self.hand_number, known=list(self.known),
+            discards_by=list(self.discards_by), hand_over=self.hand_over,
+            result=None if self.result is None else dict(self.result), match_over=self.match_over,
+            match_winners=None if self.match_winners is None else list(self.match_winners),
+            layoff_masks=self.layoff_masks, joker_masks=self.joker_masks, payoffs=list(self.payoffs),
+            meld_points=list(self.meld_points), bound=self.bound, legal=self._legal)
+        s.variant = self.variant  # a copy of a _general position plays the same path
         return s
 
     @property
@@ -186,21 +227,7 @@ def new_game(rules: Rules, seed: int | None = None, *, _general: bool = False) -
     variants (kind ``"standard"`` or ``"rum500"``) through the deck-variant count-mask path
     (``_legal_variant`` / ``_apply_variant``) instead of its fast path, with the same ids
     and the same deal, so a test can check that the two paths agree move for move."""
-    s = GameState.__new__(GameState)
-    s.rules = rules
-    n = rules.num_players
-    s.num_actions = num_actions(rules)
-    kind = table_kind(rules)
-    if kind in ("standard", "rum500"):
-        s.variant = _general_layout(kind) if _general else None
-    else:
-        s.variant = ActionLayout.of(kind)
-    s.rng = random.Random(seed)
-    s.scores = [0] * n
-    s.dealer = n - 1
-    s.hand_number = 0
-    s.match_over = False
-    s.match_winners = None
+    s = GameState(rules, rng=random.Random(seed), _general=_general)
     _deal(s)
     return s
 
@@ -237,14 +264,12 @@ def _deal(s: GameState) -> None:
     n = rules.num_players
     k = rules.cards_dealt
     hands = [0] * n
-    if s.variant is None:
-        deck = list(range(NUM_CARDS))
-        s.rng.shuffle(deck)
+    deck = s.table.deck()  # §1; §10.2-10.3: every card once per deck, the jokers
+    s.rng.shuffle(deck)
+    if s.variant is None:  # plain 52-bit masks
         for i in range(k * n):
             hands[(s.dealer + 1 + i) % n] |= 1 << deck[i]
-    else:  # §10.2-10.3: every card once per deck, the jokers
-        deck = list(range(NUM_CARDS)) * rules.decks + [JOKER] * (rules.jokers * rules.decks)
-        s.rng.shuffle(deck)
+    else:  # count masks
         for i in range(k * n):
             q = (s.dealer + 1 + i) % n
             hands[q] = count_add(hands[q], deck[i])
@@ -351,7 +376,7 @@ def legal_actions(state: GameState) -> list[int]:
             out.append(DRAW_STOCK)
         if state.discard:
             out.append(DRAW_DISCARD)
-            if state.num_actions > NUM_ACTIONS and state.rules.draw == "dig":
+            if state.num_actions > NUM_ACTIONS and state.table.digs:  # the first test keeps classic's draw fast
                 out += _legal_digs(state)
         state._legal = out
         return out
@@ -654,7 +679,7 @@ def _legal_variant_draws(state: GameState) -> list[int]:
         if hand & LAYER_MASK & ~(1 << up) or _variant_finishable(
                 count_add(hand, up), state.melds, up, state.rules, state.variant.max_jokers > 0):
             out.append(DRAW_DISCARD)
-        if state.rules.draw == "dig":
+        if state.table.digs:
             out += _legal_variant_digs(state)
             out.sort()
     return out
@@ -840,7 +865,7 @@ def _apply_variant(state: GameState, action: int) -> None:
         return
     state.melds = trial
     state.melded_this_turn = True
-    if is_rum500_table(state.rules):  # §10.4: the melder scores the cards, a joker 15 (as on the standard path)
+    if state.table.rum500:  # §10.4: the melder scores the cards, a joker 15 (as on the standard path)
         state.meld_points[p] += mask_points(nat, state.rules.ace_points) + JOKER_POINTS * nj
     if state.bound >= 0 and (nj if state.bound == JOKER else nat >> state.bound & 1):
         state.bound = -1
@@ -925,7 +950,7 @@ def _do_layoff(melds: list[Meld], card: int, end: int, aces: str | None = None, 
 def as_action_id(action: Any, n: int = NUM_ACTIONS) -> int:
     """``action`` as a plain int, if it is an integer (``int``, numpy integer or a 0-d
     integer array; not a bool or a float) below ``n``, the table's action count
-    (``GameState.num_actions``, ``actions.num_actions(rules)``).
+    (``GameState.num_actions``, ``Table.num_actions``).
 
     Raises:
         IllegalActionError (a ``ValueError``): any other type or value outside ``0..n-1``.
@@ -946,7 +971,7 @@ def apply(state: GameState, action: int) -> None:
     if type(action) is not int or not 0 <= action < state.num_actions:  # the common case needs no call
         action = as_action_id(action, state.num_actions)
     if state.hand_over:
-        raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action, state.num_actions)})")
+        raise IllegalActionError(f"the hand is over; no action is legal (got {_safe_text(action, state.table.kind)})")
     legal = legal_actions(state)
     if action not in legal:
         raise IllegalActionError(_illegal_reason(state, action))
@@ -1009,7 +1034,7 @@ def apply(state: GameState, action: int) -> None:
         _do_layoff(state.melds, card, end)
     state.hands[p] &= ~mask
     state.known[p] &= ~mask
-    if is_rum500_table(state.rules):  # a 500 Rum table (§10.4): the melder scores, a dug card is played
+    if state.table.rum500:  # a 500 Rum table (§10.4): the melder scores, a dug card is played
         state.meld_points[p] += mask_points(mask, state.rules.ace_points)
         if state.bound >= 0 and mask >> state.bound & 1:
             state.bound = -1
@@ -1035,9 +1060,9 @@ def _end_turn(s: GameState) -> None:
     _start_turn(s)
 
 
-def _safe_text(action: Any, n: int) -> str:
+def _safe_text(action: Any, kind: str) -> str:
     try:
-        return repr(action_text(action, n))
+        return repr(action_text(action, kind))
     except ValueError:
         return repr(action)
 
@@ -1054,7 +1079,7 @@ def _illegal_reason(state: GameState, action: Any) -> str:
         return f"action must be an int in 0..{state.num_actions - 1}, got {a}"
     if state.variant is not None:
         return _illegal_variant(state, a)
-    text = action_text(a, state.num_actions)
+    text = action_text(a, state.table.kind)
     who = f"player {state.current}"
     is_draw = a <= DRAW_DISCARD or a >= DIG_BASE
     if state.phase == DRAW and not is_draw:
@@ -1107,7 +1132,7 @@ def _illegal_reason(state: GameState, action: Any) -> str:
 
 def _illegal_dig(state: GameState, text: str, c: int) -> str:
     """Why the dig ``text`` of card ``c`` (0..52) is not legal (RULES.md §10.4)."""
-    if state.rules.draw != "dig":
+    if not state.table.digs:
         return f"{text!r} is illegal: this table draws only the top discard (draw='top')"
     if c not in state.discard:
         return f"{text!r} is illegal: {TEXT_OF[c]} is not in the discard pile"
@@ -1145,7 +1170,7 @@ def _illegal_variant(state: GameState, a: int) -> str:
         c = JOKER if a == lay.joker_discard else a - DISCARD_BASE
         if not count_of(hand, c):
             return f"{text!r} is illegal: {TEXT_OF[c]} is not in {who}'s hand"
-        either = " (in either copy, RULES.md §10.3)" if state.rules.decks == 2 else ""
+        either = " (in either copy, RULES.md §10.3)" if state.table.two_decks else ""
         return f"{text!r} is illegal: {TEXT_OF[c]} was taken from the discard pile this turn{either}"
     joker_layoff = lay.joker_layoff >= 0 and lay.joker_layoff <= a < lay.joker_layoff + 3 * NUM_CARDS
     if LAYOFF_BASE <= a < NUM_ACTIONS or joker_layoff:
@@ -1198,7 +1223,7 @@ def _end_hand(s: GameState, outcome: str, winner: int | None, by_discard: bool =
     payoffs = [0] * n
     rummy = False
     penalty = rules.scoring == "penalty"
-    if rules.scoring == "melds":  # every seat: melded minus held, whatever the outcome (§10.4)
+    if s.table.melds_scoring:  # every seat: melded minus held, whatever the outcome (§10.4)
         points = [s.meld_points[q] - dw[q] for q in range(n)]
         payoffs = melds_payoffs(points)
     elif outcome == "out":
@@ -1274,10 +1299,9 @@ def action_id(state: GameState, text: str) -> int:
         ValueError: the text names no action of this table, or a bare lay-off fits no
             meld or more than one.
     """
-    kind = table_kind(state.rules)
-    a = parse_action(text, kind)
+    a = parse_action(text, state.table.kind)
     if isinstance(a, int) and a >= DIG_BASE and state.variant is None:
-        if state.rules.draw != "dig":
+        if not state.table.digs:
             raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); "
                              "digging the pile needs draw='dig' (RULES.md §10.4)")
         if state.discard and state.discard[-1] == a - DIG_BASE:

@@ -46,10 +46,11 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import engine, state_json
-from .actions import action_text, is_rum500, num_actions, table_kind
+from .actions import action_text
 from .cards import TEXT_OF, count_cards, sort_key
 from .engine import GameState, IllegalActionError
-from .observation import Encoder, action_mask, obs_low, obs_size
+from .observation import Encoder, action_mask
+from .table import Table
 from .rules import Rules
 
 
@@ -88,9 +89,10 @@ class raw_env(AECEnv):
     Spaces: ``observation_space(a)`` is ``Dict(observation=Box(0, inf, (obs_size(n, kind),),
     float32), action_mask=Box(0, 1, (N,), int8))`` (the Box's low is -inf at a 500 Rum
     table, whose match totals may be negative); ``action_space(a)`` is
-    ``Discrete(N)``, with ``kind = actions.table_kind(rules)`` and ``N =
-    actions.num_actions(kind)``, the table's action count (579 at every standard table; the
-    500 Rum and deck-variant kinds append their own ids, docs/env.md). Illegal actions raise
+    ``Discrete(N)``, with ``self.table = Table.of(rules)`` (``table.Table``: the kind, its
+    features and layouts), ``kind = table.kind`` and ``N = table.num_actions``, the
+    table's action count (579 at every standard table; the 500 Rum and deck-variant
+    kinds append their own ids, docs/env.md). Illegal actions raise
     ``IllegalActionError`` (a ``ValueError``) and change nothing.
 
     Raises:
@@ -128,14 +130,15 @@ class raw_env(AECEnv):
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        self.kind = table_kind(self.rules)
-        self.num_actions = num_actions(self.kind)
-        self._encoder = Encoder(n, self.kind)
+        self.table = table = Table.of(self.rules)  # what the env asks about its table
+        self.kind = table.kind
+        self.num_actions = table.num_actions
+        self._encoder = Encoder.of(table)
         obs_space = spaces.Dict(
             {
                 # match totals may go negative at a 500 Rum table (RULES.md §10.4)
-                "observation": spaces.Box(low=obs_low(self.kind), high=np.inf,
-                                          shape=(obs_size(n, self.kind),), dtype=np.float32),
+                "observation": spaces.Box(low=table.obs_low, high=np.inf,
+                                          shape=(table.obs_size,), dtype=np.float32),
                 "action_mask": spaces.Box(low=0, high=1, shape=(self.num_actions,), dtype=np.int8),
             }
         )
@@ -184,9 +187,9 @@ class raw_env(AECEnv):
                     f"the position is for {st.rules.num_players} players but this env has "
                     f"{self.rules.num_players}; make the env with num_players={st.rules.num_players}"
                 )
-            if table_kind(st.rules) != self.kind:
+            if st.table.kind != self.kind:
                 raise ValueError(
-                    f"the position's rules are a {table_kind(st.rules)} table but this env is a {self.kind} table "
+                    f"the position's rules are a {st.table.kind} table but this env is a {self.kind} table "
                     "(their observations and actions differ); make the env with the position's rules"
                 )
             given_over = isinstance(options["state"], dict) and options["state"].get("hand_over") is True
@@ -245,7 +248,7 @@ class raw_env(AECEnv):
         # INFO_KEYS: floats at every 500 Rum table, with deck variants or without ("rum500+jokers",
         # ...), where meld scoring's payoffs hold halves; asked of the env's kind, which no reset
         # changes, so the type stays the same at every step of every episode
-        return float if is_rum500(self.kind) else int
+        return float if self.table.rum500 else int
 
     def step(self, action: int | None) -> None:
         """Apply the selected agent's action (an id in ``0..N-1``, ``N = self.num_actions``).
@@ -372,7 +375,7 @@ class raw_env(AECEnv):
         Raises:
             ValueError: not an id in ``0..N-1`` (``N = self.num_actions = actions.num_actions(kind)``).
         """
-        return action_text(action, self.num_actions)
+        return action_text(action, self.kind)
 
     def action_id(self, text: str) -> int:
         """The id of an action text (``layoff JC`` alone resolves to the one meld that takes it).
@@ -384,7 +387,7 @@ class raw_env(AECEnv):
 
     def legal_action_texts(self) -> list[str]:
         """The texts of the legal actions of the agent to move."""
-        return [action_text(a, self.num_actions) for a in engine.legal_actions(self._started())]
+        return [action_text(a, self.kind) for a in engine.legal_actions(self._started())]
 
     def legal_actions(self) -> list[int]:
         """The ids of the legal actions of the agent to move (the mask's ones)."""

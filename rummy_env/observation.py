@@ -1,13 +1,13 @@
 """What one seat sees: the observation layout, its encoder, the action mask and
 the decoding of both into named pieces.
 
-The observation layout is declared once as named pieces (``layout(n)``);
-``Encoder.encode(state, seat)`` writes it, ``PlayerView(observation, action_mask)``
-reads it back (for scripted agents), and ``action_mask(legal)`` turns the engine's
-legal list into the int8 mask every caller hands an agent; ``RandomAgent`` plays a
-uniformly random action of that mask. The scales the scalars
-are divided by are the named constants below, shared by the encoder and the view;
-the player count of an observation comes from its length through ``players_for``.
+The observation layout is declared once as named pieces (``layout(n, kind)``, in
+``table.py`` beside the ``Table`` that names it: ``Table.obs_layout``; re-exported here
+with its scales); ``Encoder.encode(state, seat)`` writes it,
+``PlayerView(observation, action_mask)`` reads it back (for scripted agents, which
+get only the arrays: their lengths tell the table, ``table_for``), and
+``action_mask(legal)`` turns the engine's legal list into the int8 mask every caller
+hands an agent; ``RandomAgent`` plays a uniformly random action of that mask.
 
 An observation is a float32 vector seen from one seat; the other seats follow in
 turn order after it (``opp1`` is the next seat to play). All 52-card planes come
@@ -16,7 +16,7 @@ Only what the seat may see is encoded: its own hand, the public table, the publi
 discard history, and what each other seat is known to hold (cards it took from the
 discard pile and still holds). The stock order and the other hands never enter.
 
-Each kind of table (``actions.table_kind``) has its layout: a 500 Rum table
+Each kind of table (``Table.kind``) has its layout: a 500 Rum table
 (``"rum500"``, RULES.md §10.4) sees the standard layout followed by the whole discard
 pile in order (``discard_depth``), the card a dig binds, the points each seat melded
 this hand and two rule flags, so a standard-table policy's inputs keep their places.
@@ -25,7 +25,7 @@ A deck-variant table (RULES.md §10.1-10.3: kinds ``"around"``, ``"jokers"``,
 ``"two_decks"`` and their combinations) sees the standard layout, whose card planes
 then say "at least one copy" and hold natural cards only (a melded joker's card is in
 ``table_jokers``, not in ``table``), followed by the pieces of each of its variants in
-the order around, jokers, two decks (``_VARIANT_PIECES``): the aces flag, the jokers
+the order around, jokers, two decks (``table._VARIANT_PIECES``): the aces flag, the jokers
 (in hand, the upcard, the pile, on the table with the cards they stand for, what a
 joker may be laid off as, what each seat is known to hold), and the second copies
 (``hand_twice``, ...).
@@ -40,261 +40,13 @@ from functools import lru_cache
 import numpy as np
 
 from .actions import (DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS,
-                      TABLE_KINDS, ActionLayout, is_rum500, kind_features, num_actions, table_kind)
+                      ActionLayout, num_actions)
 from .cards import CARD_TEXT, FULL_DECK, JOKER, LAYER, TEXT_OF, cards_of, count_of
 from .engine import PLAY, GameState
 from .rules import Rules
-
-# the scales the observation's scalars are divided by (the encoder and PlayerView share them)
-STOCK_SCALE = 52          # stock_size: cards in the stock / 52
-RECYCLE_SCALE = 4         # recycles, rule_max_recycles: / 4
-SCORE_SCALE = 100         # score, target, oppK_score: points / 100
-HAND_SCALE = 10           # oppK_hand_size, rule_cards_dealt: cards / 10
-MULTIPLIER_SCALE = 4      # rule_rummy_multiplier: / 4
-ACES_ORDER = ("low", "high", "either")  # the rule_aces one-hot order
-JOKER_SCALE = 2           # joker counts: / 2 (2 jokers per deck)
-MIN_PLAYERS, MAX_PLAYERS = 2, 7  # player counts an observation can be for (Rules.num_players; 7 with two decks)
-
-
-def kind_players(kind: str) -> range:
-    """The player counts a kind of table allows: 2-7 with two decks (RULES.md §10.3), else 2-6."""
-    return range(MIN_PLAYERS, (7 if "two_decks" in kind_features(kind) else 6) + 1)
-
-# (name, size, meaning) for the seat's own and the public card planes
-_CARD_PLANES = (
-    ("hand", "own hand"),
-    ("upcard", "the top card of the discard pile (zeros when the pile is empty)"),
-    ("discard_below", "the cards under the upcard in the discard pile"),
-    ("drawn_from_discard", "the card the mover took from the discard pile this turn (it may not be discarded)"),
-    ("table", "every card in a meld on the table"),
-    ("layoff_set", "cards a set on the table would take (its missing 4th card)"),
-    ("layoff_low", "cards the low end of a run on the table would take"),
-    ("layoff_high", "cards the high end of a run on the table would take"),
-)
-_OPP_PLANES = (
-    ("known", "cards this seat took from the discard pile and still holds"),
-    ("discards", "cards this seat discarded this hand"),
-)
-_SCALARS = (
-    ("is_mover", 1, "1 when this seat is to move"),
-    ("phase", 2, "one-hot: draw, play"),
-    ("stock_size", 1, f"cards in the stock / {STOCK_SCALE}"),
-    ("recycles", 1, f"recycles made this hand / {RECYCLE_SCALE}"),
-    ("recycle_left", 1, "1 when another recycle is allowed (max_recycles)"),
-    ("turn", 1, "turns completed this hand / max_turns"),
-    ("has_melded", 1, "1 when this seat melded or laid off in an earlier turn (no going rummy)"),
-    ("score", 1, f"own match total / {SCORE_SCALE}"),
-    ("target", 1, f"match target / {SCORE_SCALE} (0 for a single hand)"),
-)
-_OPP_SCALARS = (
-    ("hand_size", 1, f"cards in this seat's hand / {HAND_SCALE}"),
-    ("has_melded", 1, "1 when this seat melded or laid off in an earlier turn"),
-    ("score", 1, f"this seat's match total / {SCORE_SCALE}"),
-)
-_RULE_SCALARS = (
-    ("rule_aces", 3, "one-hot aces option: low, high, either"),
-    ("rule_ace_points_11", 1, "1 when an ace left in hand counts 11"),
-    ("rule_layoffs", 1, "1 when lay-offs are allowed"),
-    ("rule_must_discard", 1, "1 when the last card must be a discard"),
-    ("rule_rummy_multiplier", 1, f"rummy_multiplier / {MULTIPLIER_SCALE}"),
-    ("rule_rummy_needs_no_discard", 1, "1 when going rummy needs no final discard"),
-    ("rule_penalty", 1, "1 under penalty scoring"),
-    ("rule_turn_over", 1, "1 when the recycle turns the pile over unshuffled"),
-    ("rule_max_recycles", 2, f"1 when recycles are unlimited; max_recycles / {RECYCLE_SCALE} otherwise"),
-    ("rule_on_request", 1, "1 when an empty stock is recycled or ends the hand only on request"),
-    ("rule_lowest_deadwood", 1, "1 when a dry or stalled hand pays the lowest deadwood"),
-    ("rule_cards_dealt", 1, f"cards dealt / {HAND_SCALE}"),
-)
-# appended after the standard layout at a 500 Rum table (RULES.md §10.4)
-_RUM500_PIECES = (
-    ("discard_depth", 52, f"for each card in the discard pile, (cards above it + 1) / {STOCK_SCALE}: the upcard "
-                          f"1/{STOCK_SCALE}, the bottom card len(pile)/{STOCK_SCALE}; 0 for cards not in the pile"),
-    ("bound", 52, "the card the mover dug from the discard pile this turn and must still meld or lay off"),
-    ("meld_points", 1, f"points the observer melded and laid off this hand / {SCORE_SCALE}"),
-)
-_RUM500_OPP = (("meld_points", 1, f"points this seat (K places after the observer) melded and laid off this hand "
-                                  f"/ {SCORE_SCALE}"),)
-_RUM500_RULES = (
-    ("rule_melds", 1, "1 under scoring='melds' (every seat scores its melds minus its hand)"),
-    ("rule_dig", 1, "1 when the draw may dig the discard pile (draw='dig')"),
-)
-# at a 500 Rum table with deck variants (RULES.md §10.3-10.4): where the copies and the jokers
-# lie in the pile and a dug joker (``discard_depth`` and ``bound`` hold the natural cards,
-# ``discard_depth`` the topmost copy)
-_RUM500_VARIANT_PIECES = {
-    "jokers": (
-        ("joker_depths", 4, f"for each joker in the discard pile, topmost first, (cards above it + 1) / {STOCK_SCALE}; "
-                            "0 for fewer jokers"),
-        ("bound_joker", 1, "1 when the card the mover dug this turn and must still meld or lay off is a joker"),
-    ),
-    "two_decks": (
-        ("discard_depth_second", 52, f"for each card twice in the discard pile, (cards above its deeper copy + 1) / "
-                                     f"{STOCK_SCALE}"),
-    ),
-}
-# appended after the standard layout at a deck-variant table, per variant (RULES.md §10.1-10.3):
-# (own pieces, per-opponent pieces)
-_VARIANT_PIECES = {
-    "around": ((("rule_around", 1, "1: runs turn the corner K-A-2 (aces='around'; rule_aces is then all 0)"),), ()),
-    "jokers": ((
-        ("hand_jokers", 1, f"jokers in own hand / {JOKER_SCALE}"),
-        ("upcard_joker", 1, "1 when the upcard is a joker (the upcard plane is then empty)"),
-        ("drawn_joker", 1, "1 when the card taken from the discard pile this turn is a joker"),
-        ("discard_jokers", 1, f"jokers under the upcard in the discard pile / {JOKER_SCALE}"),
-        ("table_jokers", 52, "the cards jokers on the table stand for (copies: 1 or 2)"),
-        ("joker_layoff_set", 52, "cards a joker may be laid off as on a set (a meld with room for a joker)"),
-        ("joker_layoff_low", 52, "cards a joker may be laid off as at the low end of a run"),
-        ("joker_layoff_high", 52, "cards a joker may be laid off as at the high end of a run"),
-    ), (
-        ("known_jokers", 1, f"jokers this seat took from the discard pile and still holds / {JOKER_SCALE}"),
-        ("discarded_joker", 1, "1 when this seat discarded a joker this hand"),
-    )),
-    "two_decks": ((
-        ("rule_two_decks", 1, "1: two decks, every card twice (the card planes say 'at least one copy')"),
-        ("hand_twice", 52, "cards held twice"),
-        ("discard_below_twice", 52, "cards under the upcard twice"),
-        ("table_twice", 52, "cards twice on the table (natural cards)"),
-    ), (
-        ("known_twice", 52, "cards this seat took from the discard pile twice and still holds twice"),
-    )),
-}
-
-
-@lru_cache(maxsize=None)
-def layout(num_players: int, kind: str = "standard") -> tuple[tuple[str, int, int, str], ...]:
-    """The observation layout for ``num_players`` at a table of ``kind`` (``"standard"``
-    or ``"rum500"``, ``actions.table_kind``): ``(name, offset, size, meaning)`` per piece.
-
-    Card planes are 52 wide, indexed by card number. ``oppK_*`` describe the seat
-    ``K`` places after the observer in turn order. The ``"rum500"`` layout is the
-    standard one followed by its own pieces.
-
-    Raises:
-        ValueError: an unknown kind.
-    """
-    pieces: list[tuple[str, int, str]] = [(n, 52, m) for n, m in _CARD_PLANES]
-    for k in range(1, num_players):
-        pieces += [(f"opp{k}_{n}", 52, m) for n, m in _OPP_PLANES]
-    pieces += list(_SCALARS)
-    for k in range(1, num_players):
-        pieces += [(f"opp{k}_{n}", s, m) for n, s, m in _OPP_SCALARS]
-    pieces += list(_RULE_SCALARS)
-    if kind not in TABLE_KINDS:
-        raise ValueError(f"unknown table kind {kind!r}; kinds: {', '.join(TABLE_KINDS)}")
-    feats = kind_features(kind)
-    if is_rum500(kind):
-        pieces += list(_RUM500_PIECES)
-        for k in range(1, num_players):
-            pieces += [(f"opp{k}_{n}", s, m) for n, s, m in _RUM500_OPP]
-        pieces += list(_RUM500_RULES)
-    for f in ("around", "jokers", "two_decks"):
-        if f in feats:
-            own, opp = _VARIANT_PIECES[f]
-            pieces += list(own)
-            for k in range(1, num_players):
-                pieces += [(f"opp{k}_{n}", s, m) for n, s, m in opp]
-            if is_rum500(kind):
-                pieces += list(_RUM500_VARIANT_PIECES.get(f, ()))
-    out, off = [], 0
-    for name, size, meaning in pieces:
-        out.append((name, off, size, meaning))
-        off += size
-    return tuple(out)
-
-
-def obs_low(kind: str = "standard") -> float:
-    """The low bound of the observation ``Box`` of a table kind: 0 at a standard table,
-    ``-inf`` at a 500 Rum table, whose match totals may be negative (RULES.md §10.4).
-    The env and the training envs declare the same Box."""
-    return -np.inf if is_rum500(kind) else 0.0
-
-
-def obs_size(num_players: int, kind: str = "standard") -> int:
-    """Length of the observation vector for ``num_players`` at a table of ``kind``
-    (548 for 2 players at a standard table, 656 at a 500 Rum table)."""
-    name, off, size, _ = layout(num_players, kind)[-1]
-    return off + size
-
-
-def offsets(num_players: int, kind: str = "standard") -> dict[str, slice]:
-    """Piece name -> slice of the observation vector of ``num_players`` at a table of
-    ``kind`` (``layout``).
-
-    Raises:
-        ValueError: an unknown kind.
-    """
-    return {name: slice(off, off + size) for name, off, size, _ in layout(num_players, kind)}
-
-
-@lru_cache(maxsize=None)
-def _table_by_size() -> dict[int, tuple[int, str]]:
-    """Observation size -> table, for the standard and 500 Rum tables (each size tells its table)."""
-    out = {obs_size(n, k): (n, k) for k in ("standard", "rum500") for n in kind_players(k)}
-    assert len(out) == 10
-    return out
-
-
-@lru_cache(maxsize=None)
-def _table_by_shape() -> dict[tuple[int, int], tuple[int, str]]:
-    """(observation size, action count) -> table, for every kind (each pair tells its table)."""
-    out = {(obs_size(n, k), num_actions(k)): (n, k) for k in TABLE_KINDS for n in kind_players(k)}
-    assert len(out) == sum(len(kind_players(k)) for k in TABLE_KINDS)
-    return out
-
-
-def table_for(obs_dim: int, num_actions: int | None = None) -> tuple[int, str]:
-    """``(num_players, kind)`` of the table whose observation has ``obs_dim`` entries and
-    whose action space has ``num_actions`` actions.
-
-    Without ``num_actions`` only the standard and 500 Rum tables are read (their sizes
-    differ for every player count 2..6 and kind, as in release 0.1); a deck-variant
-    table's observation size may equal another table's, so its action count is needed
-    (the pair differs for every player count and kind).
-
-    Raises:
-        ValueError: no table has that size (and action count); the message lists them.
-    """
-    if num_actions is None:
-        t = _table_by_size().get(obs_dim)
-        if t is None:
-            raise ValueError(f"observation size {obs_dim} is not that of a standard or 500 Rum table "
-                             f"({', '.join(f'{size} for {n} players at a {k} table' for size, (n, k) in _table_by_size().items())}); "
-                             "a deck-variant table is told by its size and its action count")
-        return t
-    t = _table_by_shape().get((obs_dim, num_actions))
-    if t is None:
-        raise ValueError(f"no table has observations of {obs_dim} entries and {num_actions} actions ("
-                         + ", ".join(f"{sz}/{na} for {n} players at a {k} table"
-                                     for (sz, na), (n, k) in _table_by_shape().items()) + ")")
-    return t
-
-
-def describe_table(obs_dim: int, num_actions: int | None = None) -> str:
-    """Words for the table an observation length (and action count) belongs to: ``"a
-    2-player jokers table"``, or ``"observations of D entries"`` when no table has them
-    (``table_for``). The one wording the policy loaders' error messages use."""
-    try:
-        n, kind = table_for(obs_dim, num_actions)
-    except ValueError:
-        if num_actions is not None:
-            return describe_table(obs_dim)
-        return f"observations of {obs_dim} entries"
-    return f"a {n}-player {kind} table"
-
-
-def players_for(obs_dim: int) -> int:
-    """The player count whose observation has ``obs_dim`` entries (``table_for``).
-
-    Raises:
-        ValueError: no table has that size (the message lists the sizes).
-    """
-    return table_for(obs_dim)[0]
-
-
-def num_card_planes(num_players: int) -> int:
-    """Number of 52-wide card planes at the start of the observation: 8 + 2 per other seat."""
-    return len(_CARD_PLANES) + len(_OPP_PLANES) * (num_players - 1)
-
+from .table import (ACES_ORDER, HAND_SCALE, JOKER_SCALE, MAX_PLAYERS, MIN_PLAYERS, MULTIPLIER_SCALE,  # noqa: F401
+                    RECYCLE_SCALE, SCORE_SCALE, STOCK_SCALE, Table, _table_by_shape, describe_table, kind_layout,
+                    kind_players, layout, num_card_planes, obs_low, obs_size, offsets, players_for, table_for)
 
 @lru_cache(maxsize=64)
 def rule_features(rules: Rules) -> np.ndarray:
@@ -317,8 +69,9 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 class Encoder:
     """Encodes positions for one player count and kind of table (``"standard"``,
-    ``"rum500"`` or a deck-variant kind such as ``"jokers"``: ``actions.table_kind``;
-    ``Encoder.for_rules(rules)`` picks both from a ``Rules``) into float32 vectors.
+    ``"rum500"`` or a deck-variant kind such as ``"jokers"``: ``Table.kind``;
+    ``Encoder.of(table)`` takes both from a ``Table``, ``Encoder.for_rules(rules)`` from a
+    ``Rules``) into float32 vectors.
 
     ``encode(state, seat)`` returns a fresh ``(obs_size(n, kind),)`` float32 array (the
     caller may keep and change it). The card planes are built as one Python int,
@@ -338,9 +91,9 @@ class Encoder:
         self.rule_off = offsets(num_players)["rule_aces"].start
         self.rum_off = obs_size(num_players)  # the 500 Rum pieces start after the standard layout
         off = {name: sl.start for name, sl in offsets(num_players, kind).items()}
-        self.variant = kind_features(kind) != frozenset()
+        self.variant = kind_layout(kind) is not None  # count masks and the deck-variant pieces
         self._off = off
-        self.rum500 = is_rum500(kind)
+        self.rum500 = "discard_depth" in off  # the layout has the 500 Rum pieces
         if self.rum500:  # where each 500 Rum piece starts, from the layout
             self._depth, self._bound, self._meld_points = off["discard_depth"], off["bound"], off["meld_points"]
             self._opp_meld_points = [off[f"opp{k}_meld_points"] for k in range(1, num_players)]
@@ -354,18 +107,24 @@ class Encoder:
 
     @classmethod
     def for_rules(cls, rules: Rules) -> "Encoder":
-        """The encoder of ``rules``' player count and table kind (``actions.table_kind``)."""
-        return cls(rules.num_players, table_kind(rules))
+        """The encoder of ``rules``' table (``Table.of(rules)``: its player count and kind)."""
+        return cls.of(Table.of(rules))
+
+    @classmethod
+    def of(cls, table: Table) -> "Encoder":
+        """The encoder of a ``table.Table`` (its player count and kind)."""
+        return cls(table.num_players, table.kind)
 
     def _set_rules(self, rules: Rules) -> None:
-        if table_kind(rules) != self.kind:
+        table = Table.of(rules)
+        if table.kind != self.kind:
             raise ValueError(f"this encoder is for {self.kind} tables; rules {rules.to_json()!r} are a "
-                             f"{table_kind(rules)} table")
+                             f"{table.kind} table")
         t = np.zeros(self.size, dtype=np.float32)
         t[self.rule_off:self.rum_off] = rule_features(rules)
         if self.rum500:
-            t[self._rule_melds] = rules.scoring == "melds"
-            t[self._rule_dig] = rules.draw == "dig"
+            t[self._rule_melds] = table.melds_scoring
+            t[self._rule_dig] = table.digs
         for flag in ("rule_around", "rule_two_decks"):
             if flag in self._off:
                 t[self._off[flag]] = 1.0
@@ -664,17 +423,41 @@ class _Index:
         self.opp_score = [self.rel[f"opp{k}_score"] for k in range(1, n)]
         self.kind = kind
         self.num_actions = num_actions(kind)
-        if is_rum500(kind):
+        self.rum500 = "discard_depth" in start  # the layout has the 500 Rum pieces
+        if self.rum500:
             self.depth = start["discard_depth"]
             self.bound = start["bound"]
             self.opp_meld_points = [self.rel[f"opp{k}_meld_points"] for k in range(1, n)]
-        self.variant = ActionLayout.of(kind) if kind_features(kind) else None
+        self.variant = kind_layout(kind)
         self.start = start
 
 
 @lru_cache(maxsize=None)
 def _index(n: int, kind: str) -> _Index:
     return _Index(n, kind)
+
+
+def _view_table(dim: int, mask_len: int, obs_shape: tuple, mask_shape: tuple) -> tuple[int, str]:
+    """``(num_players, kind)`` of an observation and a mask an agent was handed (the arrays
+    are all it gets, so their lengths tell the table: ``table_for``).
+
+    Raises:
+        ValueError: no table has those lengths; the message lists them, or says what
+            mask length the observation's table wants.
+    """
+    try:
+        return table_for(dim, mask_len)
+    except ValueError:
+        pass
+    try:
+        n, kind = table_for(dim)
+    except ValueError:
+        raise ValueError(
+            f"observation has shape {obs_shape} and action_mask {mask_shape}; no table has them (observation "
+            "and mask lengths: " + ", ".join(f"{sz}/{na}" for sz, na in _table_by_shape()) + ")"
+        ) from None
+    raise ValueError(f"action_mask has shape {mask_shape}; expected ({num_actions(kind)},) for a {kind} table "
+                     f"with an observation of length {obs_shape[0]}")
 
 
 class PlayerView:
@@ -754,17 +537,7 @@ class PlayerView:
         obs = np.asarray(observation)
         mask = np.asarray(action_mask)
         dim = obs.shape[0] if obs.ndim == 1 else -1
-        t = _table_by_shape().get((dim, mask.shape[0] if mask.ndim == 1 else -1))
-        if t is None:
-            t = _table_by_size().get(dim)
-            if t is None:
-                raise ValueError(
-                    f"observation has shape {obs.shape} and action_mask {mask.shape}; no table has them (observation "
-                    "and mask lengths: " + ", ".join(f"{sz}/{na}" for sz, na in _table_by_shape()) + ")"
-                )
-            raise ValueError(f"action_mask has shape {mask.shape}; expected ({num_actions(t[1])},) for a {t[1]} table "
-                             f"with an observation of length {obs.shape[0]}")
-        n, kind = t
+        n, kind = _view_table(dim, mask.shape[0] if mask.ndim == 1 else -1, obs.shape, mask.shape)
         ix = _index(n, kind)
         self.n = n
         self.kind = kind
@@ -810,7 +583,7 @@ class PlayerView:
         self.on_request = s[r["rule_on_request"]] > 0.5
         self.lowest_deadwood = s[r["rule_lowest_deadwood"]] > 0.5
         self.cards_dealt = int(round(s[r["rule_cards_dealt"]] * HAND_SCALE))
-        if is_rum500(kind):
+        if ix.rum500:
             self.melds_scoring = s[r["rule_melds"]] > 0.5
             self.dig = s[r["rule_dig"]] > 0.5
             depth = obs[ix.depth:ix.depth + 52]

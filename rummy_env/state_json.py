@@ -6,7 +6,7 @@ one (RULES.md §2 deal sizes, §3 turn phases, §4 melds, §6 recycles, §7 matc
 §10.4 meld points and a dig in progress) and raising ``PositionError`` when it is not.
 
 Fields beyond API.md's example: ``melded_this_turn``, ``hand_number``, ``known_cards``,
-``discards_by`` (what a round trip needs); at a 500 Rum table (``actions.table_kind``)
+``discards_by`` (what a round trip needs); at a 500 Rum table (``Table.rum500``)
 ``meld_points`` (per seat, the points melded and laid off this hand; default 0 on input,
 else they must add up to the table's points); on a dig
 table ``bound`` (the card dug from the discard pile this turn that must still be
@@ -28,7 +28,6 @@ import random
 from collections import Counter
 from typing import Any
 
-from .actions import ActionLayout, is_rum500, kind_features, num_actions, table_kind
 from .brief import brief
 from .cards import (CARD_TEXT, count_points, JOKER, JOKER_POINTS, NUM_CARDS, TEXT_OF, CardError, cards_of, count_cards,
                     count_mask_of, count_of, mask_of, mask_points, parse_card)
@@ -37,6 +36,7 @@ from .engine import (DRAW, PHASES, PLAY, GameState, Meld, _finishable, _layoff_m
                      melds_payoffs)
 from .melds import meld_of_cards
 from .rules import Rules
+from .table import Table
 
 __all__ = ["PositionError", "to_json", "from_json"]
 
@@ -100,9 +100,9 @@ def to_json(state: GameState) -> dict[str, Any]:
         "discards_by": [_texts(k) for k in state.discards_by],
         "hand_over": state.hand_over,
     }
-    if is_rum500(table_kind(state.rules)):
+    if state.table.rum500:
         d["meld_points"] = list(state.meld_points)
-    if state.rules.draw == "dig":
+    if state.table.digs:
         d["bound"] = None if state.bound < 0 else TEXT_OF[state.bound]
     if state.hand_over:
         d["result"] = dict(state.result, payoffs=list(state.payoffs))
@@ -169,7 +169,7 @@ def _variant_meld(v: Any, i: int, rules: Rules) -> Meld:
         body = t.strip()
         is_joker = body.upper().startswith("JK=")
         if is_joker:
-            if not rules.jokers:
+            if not Table.of(rules).jokers:
                 raise _err(f"{what}: {brief(t)} is a joker, but this table has no jokers (jokers=0, RULES.md §10.2)")
             body = body[3:]
             if body.upper() == "JK":
@@ -410,27 +410,20 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     if rules is None:
         rules = Rules.preset("classic")
     n = rules.num_players
-    dig = rules.draw == "dig"
-    melds_scoring = rules.scoring == "melds"
-    rum = is_rum500(table_kind(rules))
+    table = Table.of(rules)
+    dig, melds_scoring, rum = table.digs, table.melds_scoring, table.rum500
     for key, ok in (("meld_points", rum), ("bound", dig)):
         if obj.get(key) is not None and not ok:
             raise _err(f"{key} is only for " + ("500 Rum tables (scoring='melds' or draw='dig')" if key == "meld_points"
                                                 else "draw='dig' tables") + " (RULES.md §10.4)")
-    kind = table_kind(rules)
-    variant = ActionLayout.of(kind) if kind_features(kind) else None
-    s = GameState.__new__(GameState)
-    s.rules = rules
-    s.num_actions = num_actions(rules)
-    s.variant = variant
-    s.joker_masks = (0, 0, 0)
-    s.rng = random.Random(seed)
+    s = GameState(rules, table=table, rng=random.Random(seed))  # every slot set; the checks below fill them
+    variant = s.variant
 
     hands_v = obj["hands"]
     if not isinstance(hands_v, list) or len(hands_v) != n:
         raise _err(f"hands must be a list of {n} hands (one per seat for {n} players)")
     _check_lengths(obj, rules)
-    jok = rules.jokers > 0
+    jok = table.jokers > 0
     hands = [_card_list(h, f"hands[{i}]", jok) for i, h in enumerate(hands_v)]
     stock = _card_list(obj["stock"], "stock", jok)
     discard = _card_list(obj["discard"], "discard", jok)
@@ -725,7 +718,7 @@ def _check_result(res: Any, n: int, scores: list[int], rules: Rules) -> tuple[di
     rummy = res.get("rummy", False)
     if not isinstance(rummy, bool) or (rummy and res["outcome"] != "out"):
         raise _err(f"result.rummy must be true or false (true only when someone went out), got {brief(rummy)}")
-    melds_scoring = rules.scoring == "melds"
+    melds_scoring = Table.of(rules).melds_scoring
     if rummy and melds_scoring:
         raise _err("result.rummy cannot be true under scoring='melds' (RULES.md §10.4)")
     cap = _deck_points(rules) if melds_scoring else max_hand_points(rules)

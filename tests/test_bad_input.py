@@ -215,7 +215,7 @@ def client():
     from fastapi.testclient import TestClient
 
     from policy_helpers import tiny_policy
-    from rummy_env.agents.serve import create_app
+    from rummy_env.frontends.serve import create_app
 
     with TestClient(create_app(tiny_policy()["export"]), raise_server_exceptions=False) as c:
         yield c

@@ -240,7 +240,7 @@ print(steps)
 def test_importing_onnx_agent_and_serve_does_not_import_torch():
     needs("fastapi")
     needs("onnxruntime")
-    code = ("import sys, rummy_env.agents.onnx_agent, rummy_env.agents.serve; "
+    code = ("import sys, rummy_env.agents.onnx_agent, rummy_env.frontends.serve; "
             "bad = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules]; "
             "print(bad)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

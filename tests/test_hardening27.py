@@ -111,7 +111,7 @@ def test_policy_server_refuses_a_long_known_cards_at_once_and_health_answers_mea
     import threading
 
     from server_helpers import running_server
-    from rummy_env.agents.serve import MAX_BODY_BYTES, make_server
+    from rummy_env.frontends.serve import MAX_BODY_BYTES, make_server
 
     srv = make_server(jokers_export, port=0, log_level="warning")
     with running_server(srv) as addrs:

@@ -168,7 +168,7 @@ def test_play_names_the_stock_card_and_counts_whole_turns():
     from rich.console import Console
 
     from rummy_env import rummy_v0
-    from rummy_env.agents import play
+    from rummy_env.frontends import play
 
     # by hand from the engine: the stock's top card is the last of state.stock
     e = rummy_v0.raw_env()
@@ -277,7 +277,7 @@ def test_act_refuses_other_rules_unless_the_spec_generalises(export_dirs):
     needs("onnxruntime")
     from fastapi.testclient import TestClient
 
-    from rummy_env.agents.serve import create_app
+    from rummy_env.frontends.serve import create_app
 
     plain, gen = export_dirs
     assert json.loads((plain / "spec.json").read_text())["rules"]["generalises"] is False
@@ -302,7 +302,7 @@ def test_act_checks_content_type_and_size(export_dirs):
     needs("onnxruntime")
     from fastapi.testclient import TestClient
 
-    from rummy_env.agents.serve import MAX_BODY_BYTES, create_app
+    from rummy_env.frontends.serve import MAX_BODY_BYTES, create_app
 
     body = json.dumps(_position("classic")).encode()
     with TestClient(create_app(export_dirs[0])) as c:
@@ -323,7 +323,7 @@ def test_act_refuses_an_oversized_body_before_reading_it_all(export_dirs, declar
     needs("sb3_contrib")
     needs("onnx")
     needs("onnxruntime")
-    from rummy_env.agents.serve import MAX_BODY_BYTES, create_app
+    from rummy_env.frontends.serve import MAX_BODY_BYTES, create_app
 
     app = create_app(export_dirs[0])
     chunk, n_chunks = b" " * 4096, 1000  # 4 MB offered, 64 KiB allowed

@@ -243,7 +243,7 @@ def test_act_answers_422_for_unbounded_scores():
     from fastapi.testclient import TestClient
 
     from policy_helpers import tiny_policy
-    from rummy_env.agents.serve import create_app
+    from rummy_env.frontends.serve import create_app
 
     with TestClient(create_app(tiny_policy()["export"])) as c:
         r = c.post("/act", json=dict(_pos(), scores=[10**400, 0]))

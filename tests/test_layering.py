@@ -1,10 +1,10 @@
 """The layering docs/architecture.md states, checked statically over the source (``ast``, no imports).
 
-Core modules, in order: brief, cards, melds, meld_analysis, rules, actions, engine, state_json,
+Core modules, in order: brief, cards, melds, meld_analysis, rules, actions, table, engine, state_json,
 observation, env, single_agent; each imports only earlier ones. Then the packages: ``agents``
 imports only the core; ``eval`` the core and ``agents``; ``train`` the core,
-``agents`` and ``eval``; ``benchmark`` every package before it (the web table, an application like the cli, may import
-every layer). Every ``import`` statement counts, also the ones inside
+``agents`` and ``eval``; ``benchmark`` every package before it; ``frontends`` (the terminal play, the
+policy server, the web table: applications like the cli) every layer. Every ``import`` statement counts, also the ones inside
 functions (a lazy import is still a dependency), and ``importlib.import_module`` of
 a literal name; ``rummy_env.cli`` names its sub-command modules in a table of strings
 and imports one only when its command runs. And no module imports itself in a circle.
@@ -17,17 +17,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ("brief", "cards", "melds", "meld_analysis", "rules", "actions", "engine", "state_json", "observation", "env", "single_agent")
+CORE = ("brief", "cards", "melds", "meld_analysis", "rules", "actions", "table", "engine", "state_json", "observation", "env", "single_agent")
 # core modules outside the chain: what each may import
 CORE_EXTRA = {
     "rummy_v0": set(CORE[: CORE.index("env") + 1]),
     "docs": set(CORE[: CORE.index("observation") + 1]),
     "cli": set(),
 }
-PACKAGES = ("agents", "eval", "train", "benchmark")  # in layer order; each may import the ones before it
-# applications on top of every layer (like the cli): the web table exports the shipped
-# policy to ONNX on first use (rummy_env.train.export)
-APPS = {"rummy_env.agents.web"}
+PACKAGES = ("agents", "eval", "train", "benchmark", "frontends")  # in layer order; each may import the ones before it
+# applications on top of every layer beyond the packages' order (none since the frontends
+# have their own package, the last layer: the web table exports the shipped policy to ONNX
+# on first use, rummy_env.train.export)
+APPS: set[str] = set()
 
 
 def _modules() -> dict[str, Path]:

@@ -36,9 +36,9 @@ def test_wheel_installs_only_rummy_env(wheel):
     for module in ("rummy_env/agents/__init__.py", "rummy_env/train/trainer.py", "rummy_env/eval/tournament.py",
                    "rummy_env/agents/pretrained/policy.zip", "rummy_env/agents/pretrained/README.md",
                    # the web table's page and practice positions (package data, issue 16)
-                   "rummy_env/agents/web.py", "rummy_env/agents/web_table/static/index.html",
-                   "rummy_env/agents/web_table/static/table.js", "rummy_env/agents/web_table/static/table.css",
-                   "rummy_env/agents/web_table/positions/lay_off.json"):
+                   "rummy_env/frontends/web.py", "rummy_env/frontends/web_table/static/index.html",
+                   "rummy_env/frontends/web_table/static/table.js", "rummy_env/frontends/web_table/static/table.css",
+                   "rummy_env/frontends/web_table/positions/lay_off.json"):
         assert module in names, module
 
 

@@ -17,7 +17,7 @@ def run_play(args, stdin_text, timeout=60):
 
 
 def parse(argv):
-    from rummy_env.agents import play
+    from rummy_env.frontends import play
 
     p = argparse.ArgumentParser()
     play.add_arguments(p)
@@ -47,7 +47,7 @@ def test_a_hand_by_number_and_text_with_bad_input_in_between():
 
 def test_a_whole_hand_chosen_by_action_text(monkeypatch):
     """In-process: each answer is the text of a legal move, read from the game itself."""
-    from rummy_env.agents import play
+    from rummy_env.frontends import play
 
     import random
 
@@ -103,7 +103,7 @@ def test_end_of_input_quit_and_fallback_are_clean(monkeypatch, tmp_path, capsys)
     assert "--seat must be a seat 0..1" in capsys.readouterr().err
 
     from rummy_env import agents
-    from rummy_env.agents import play
+    from rummy_env.frontends import play
 
     monkeypatch.setattr(agents, "PRETRAINED_PATH", str(tmp_path / "missing" / "policy.zip"))
     buf = io.StringIO()
@@ -122,7 +122,7 @@ def test_a_match_with_episode_match():
 
 
 def test_interrupt_is_clean(monkeypatch):
-    from rummy_env.agents import play
+    from rummy_env.frontends import play
 
     class Interrupting:
         def isatty(self):
@@ -138,7 +138,7 @@ def test_interrupt_is_clean(monkeypatch):
 
 def test_only_the_players_own_cards_are_shown():
     """The opponent's hand never appears in the transcript (cards it took from the pile aside)."""
-    from rummy_env.agents import play
+    from rummy_env.frontends import play
 
     buf = io.StringIO()
     game = play.Game("classic", "random", 0, 5, "hand", io.StringIO(""), Console(file=buf, width=200))

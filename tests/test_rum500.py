@@ -522,7 +522,7 @@ def test_serve_answers_a_rum500_position_and_refuses_a_standard_one(rum500_expor
     needs("fastapi")
     httpx = needs("httpx")
 
-    from rummy_env.agents.serve import make_server
+    from rummy_env.frontends.serve import make_server
     from server_helpers import running_server
 
     env = dig_env()
@@ -650,7 +650,7 @@ def test_a_policy_for_another_kind_of_table_is_refused_up_front(rum500_export):
 
     from rich.console import Console
 
-    from rummy_env.agents.play import Game
+    from rummy_env.frontends.play import Game
 
     with pytest.raises(ValueError, match="--opponent .* cannot play this table: it was trained for a 2-player rum500"):
         Game("classic", f"onnx:{rum500_export}", 0, 1, "hand", io.StringIO("q\n"), Console(file=io.StringIO()))

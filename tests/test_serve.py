@@ -27,7 +27,7 @@ from rummy_env import rummy_v0  # noqa: E402
 
 @pytest.fixture(scope="module")
 def server():
-    from rummy_env.agents.serve import make_server
+    from rummy_env.frontends.serve import make_server
 
     pol = tiny_policy()
     with running_server(make_server(pol["export"], port=0, log_level="warning")) as addrs:

@@ -325,7 +325,7 @@ def test_eval_plays_a_seven_player_two_decks_table(capsys):
 
 
 def test_play_refusing_search_at_a_variant_table_does_not_suggest_search():
-    from rummy_env.agents.play import make_opponent
+    from rummy_env.frontends.play import make_opponent
     with pytest.raises(ValueError) as e:
         make_opponent("search", 0, Console(file=io.StringIO()), rules=Rules.preset("jokers"))
     msg = str(e.value)

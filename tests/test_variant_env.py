@@ -330,7 +330,7 @@ def test_serve_answers_a_jokers_position_and_refuses_a_standard_one(jokers_run):
     needs("fastapi")
     httpx = needs("httpx")
 
-    from rummy_env.agents.serve import make_server
+    from rummy_env.frontends.serve import make_server
     from server_helpers import running_server
 
     _, export = jokers_run
@@ -370,7 +370,7 @@ def test_rummy_play_a_whole_jokers_hand_in_the_terminal():
 
 
 def test_web_table_refuses_the_deck_variants_with_a_pointer_to_rummy_play():
-    from rummy_env.agents.web import WebTable, opponent_factory
+    from rummy_env.frontends.web import WebTable, opponent_factory
 
     make, name = opponent_factory("heuristic")
     with pytest.raises(ValueError, match="rummy play --rules jokers"):

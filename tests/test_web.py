@@ -26,8 +26,8 @@ httpx = needs("httpx")
 needs("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from rummy_env.agents import web  # noqa: E402
-from rummy_env.agents.web import WebTable, create_app, load_positions, opponent_factory  # noqa: E402
+from rummy_env.frontends import web  # noqa: E402
+from rummy_env.frontends.web import WebTable, create_app, load_positions, opponent_factory  # noqa: E402
 from server_helpers import hidden_cards, keys_of, running_server  # noqa: E402
 
 POINTS = {"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10, **{str(i): i for i in range(2, 10)}}

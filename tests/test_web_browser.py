@@ -44,7 +44,7 @@ from server_helpers import hidden_cards, keys_of, running_server  # noqa: E402
 
 @pytest.fixture(scope="module")
 def server():
-    from rummy_env.agents.web import WebTable, make_server, opponent_factory
+    from rummy_env.frontends.web import WebTable, make_server, opponent_factory
 
     make, name = opponent_factory("heuristic")
     table = WebTable(make, name, rules="classic", seed=11)
@@ -66,7 +66,7 @@ def hand_cards(page):
 
 
 def test_play_a_practice_hand_by_clicking(server, browser, tmp_path):
-    from rummy_env.agents.web import load_positions
+    from rummy_env.frontends.web import load_positions
 
     table = server["table"]
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -193,7 +193,7 @@ def test_bad_position_text_is_refused_on_the_page(server, browser):
         page.click("#load-state-btn")
         page.wait_for_function("document.getElementById('message').textContent.startsWith('That is not JSON')")
         # a practice position file pasted whole loads
-        from rummy_env.agents.web import POSITIONS_DIR
+        from rummy_env.frontends.web import POSITIONS_DIR
 
         page.fill("#state-text", (POSITIONS_DIR / "going_rummy.json").read_text())
         page.click("#load-state-btn")

@@ -52,10 +52,9 @@ import gymnasium as gym
 import numpy as np
 
 from rummy_env import Rules, SingleAgentEnv
-from rummy_env.actions import num_actions, table_kind
+from rummy_env.table import Table
 from rummy_env.agents import BASELINES, make_agent
 from rummy_env.agents.masking import mask_logits
-from rummy_env.observation import obs_size
 
 MODEL_NAME = "dqn.pt"
 MODEL_FORMAT = 1
@@ -602,11 +601,11 @@ def export_onnx(model_path: str | os.PathLike, out_dir: str | os.PathLike, rules
         rules_obj, rules_source = Rules.make(cfg["rules"]), f"saved in {_model_file(model_path)}"
     else:
         rules_obj, rules_source = Rules.make(rules), "given to export_onnx"
-    kind = table_kind(rules_obj)
-    want_dim, want_n = obs_size(rules_obj.num_players, kind), num_actions(kind)
-    if (cfg["obs_dim"], cfg["num_actions"]) != (want_dim, want_n):
+    table = Table.of(rules_obj)
+    want_dim, want_n = table.obs_size, table.num_actions
+    if table.misfit(cfg["obs_dim"], cfg["num_actions"]) is not None:
         raise ValueError(f"the DQN network takes observations of {cfg['obs_dim']} and has {cfg['num_actions']} "
-                         f"outputs, but a {rules_obj.num_players}-player {kind} table has {want_dim} and {want_n} "
+                         f"outputs, but {table.describe()} has {want_dim} and {want_n} "
                          f"({rules_source}); the rules do not match the model")
     spec = build_spec(rules_obj, rules_source, want_dim, f"tianshou DQN {_model_file(model_path)}")
     write_policy_dir(masked_graph(net.model.model), spec, want_dim, Path(out_dir))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import numbers
 import os
 import shutil
 import sys
@@ -44,11 +45,11 @@ from pathlib import Path
 from typing import Any
 
 from rummy_env import Rules, __version__ as ENV_PACKAGE_VERSION
-from rummy_env.actions import ACTION_TEXTS, ActionLayout, action_ranges, num_actions, table_kind
+from rummy_env.actions import ACTION_TEXTS
 from rummy_env.cards import JOKER
 from rummy_env.cards import CARD_TEXT
 from rummy_env.agents.masking import MASK_FILL, mask_logits
-from rummy_env.observation import layout, obs_size, table_for
+from rummy_env.table import Table
 
 ENV_VERSION = "rummy_v0"
 SPEC_FORMAT = 1
@@ -195,10 +196,11 @@ def masked_graph(logits_net: Any) -> Any:
     return MaskedPolicy(logits_net).eval()
 
 
-def export_graph_onnx(mod: Any, obs_dim: int, path: Path, n_actions: int | None = None) -> None:
+def export_graph_onnx(mod: Any, obs_dim: int, path: Path, n_actions: int) -> None:
     """Write ``mod`` (``(observation, action_mask) -> (masked_logits, action)``) to
-    ``path`` as the ONNX graph described in this module's docstring; ``n_actions`` is the
-    table's action count (``None``: read from ``obs_dim``, standard and 500 Rum tables)."""
+    ``path`` as the ONNX graph described in this module's docstring; ``obs_dim`` and
+    ``n_actions`` are the table's observation size and action count (``Table.obs_size``,
+    ``Table.num_actions``)."""
     import contextlib
     import io
     import logging
@@ -209,7 +211,7 @@ def export_graph_onnx(mod: Any, obs_dim: int, path: Path, n_actions: int | None 
 
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)  # e.g. "torchvision is not installed"
     obs = torch.zeros(2, obs_dim, dtype=torch.float32)
-    mask = torch.ones(2, n_actions or num_actions(table_for(obs_dim)[1]), dtype=torch.int8)
+    mask = torch.ones(2, n_actions, dtype=torch.int8)
     batch = torch.export.Dim("batch", min=1)
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
@@ -245,8 +247,8 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
     ``mask_fill`` and ``opset``.
     """
     n = rules.num_players
-    kind = table_kind(rules)
-    n_act = num_actions(kind)
+    table = Table.of(rules)
+    kind, n_act = table.kind, table.num_actions
     shapes = {"obs_dim": obs_dim, "num_actions": n_act}
     return {
         "format": SPEC_FORMAT,
@@ -269,22 +271,22 @@ def build_spec(rules: Rules, rules_source: str, obs_dim: int, source: str) -> di
             "seen_from": "the seat to move; oppK_* pieces describe the seat K places after it in turn order",
             "pieces": [
                 {"name": name, "offset": off, "shape": [size], "meaning": meaning}
-                for name, off, size, meaning in layout(n, kind)
+                for name, off, size, meaning in table.obs_layout
             ],
         },
         "cards": {
             "numbering": "card = 13 * suit + rank; suits C D H S = 0..3, ranks A 2 3 4 5 6 7 8 9 T J Q K = 0..12",
             "texts": list(CARD_TEXT),
             **({"joker": {"number": JOKER, "text": "JK", "meld_form": "JK=<card> (the card it stands for)"}}
-               if rules.jokers else {}),
+               if table.jokers else {}),
         },
         "actions": {
             "kind": kind,
             "num_actions": n_act,
             "ranges": [{"name": nm, "first": first, "count": cnt, "meaning": meaning}
-                       for nm, first, cnt, meaning in action_ranges(kind)],
+                       for nm, first, cnt, meaning in table.action_ranges],
             "table": [{"id": i, "text": t} for i, t in enumerate(
-                ACTION_TEXTS[:n_act] if kind in ("standard", "rum500") else ActionLayout.of(kind).texts)],
+                ACTION_TEXTS[:n_act] if table.fixed_layout else table.action_layout.texts)],
         },
         "inputs": [dict(d, shape=[shapes.get(s, s) for s in d["shape"]]) for d in INPUTS],
         "outputs": [dict(d, shape=[shapes.get(s, s) for s in d["shape"]]) for d in OUTPUTS],
@@ -327,18 +329,20 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
         rules_obj, rules_source = find_rules(path)
     else:
         rules_obj, rules_source = Rules.make(rules), "given to export_policy"
-    kind = table_kind(rules_obj)
-    n_act = getattr(model.action_space, "n", None)
-    if n_act != num_actions(kind):
-        raise ValueError(f"the policy's action space is {model.action_space}, not Discrete({num_actions(kind)}) of "
-                         f"rummy_v0 at a {kind} table; the rules ({rules_source}) do not match the policy")
+    table = Table.of(rules_obj)
+    n_act = getattr(model.action_space, "n", None)  # a numpy integer in gymnasium's Discrete
     shape = getattr(model.observation_space, "shape", None)
-    want = obs_size(rules_obj.num_players, kind)
-    if shape != (want,):
-        raise ValueError(
-            f"the policy's observation shape is {shape}, but rummy_v0 with {rules_obj.num_players} players at a "
-            f"{kind} table has ({want},); the rules ({rules_source}) do not match the policy"
-        )
+    dim = shape[0] if isinstance(shape, tuple) and len(shape) == 1 else None
+    if not isinstance(n_act, numbers.Integral) or dim is None:
+        raise ValueError(f"the policy's spaces are {model.observation_space} and {model.action_space}, not a Box of "
+                         f"({table.obs_size},) and Discrete({table.num_actions}) of rummy_v0 at {table.describe()}; "
+                         f"the rules ({rules_source}) do not match the policy")
+    why = table.misfit(dim, n_act)
+    if why is not None:
+        raise ValueError(f"the policy's observation shape is {shape} and its action space {model.action_space}, "
+                         f"but rummy_v0 at {table.describe()} has ({table.obs_size},) and "
+                         f"Discrete({table.num_actions}): {why}; the rules ({rules_source}) do not match the policy")
+    want = table.obs_size
     spec = build_spec(rules_obj, rules_source, want, source)
     write_policy_dir(_onnx_module(model.policy), spec, want, Path(out_dir))
     return spec
@@ -388,8 +392,8 @@ def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathL
     else:
         rules_obj, rules_source = Rules.make(rules), "given to export_rllib_checkpoint"
     net = load_actor(p)
-    kind = table_kind(rules_obj)
-    want = obs_size(rules_obj.num_players, kind)
+    table = Table.of(rules_obj)
+    want = table.obs_size
     import torch
 
     with torch.no_grad():
@@ -398,8 +402,10 @@ def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathL
         except Exception as e:  # noqa: BLE001
             raise ValueError(f"the policy in {p} does not take observations of size {want} "
                              f"({rules_source}): {e}") from None
-    if tuple(out.shape) != (1, num_actions(kind)):
-        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {num_actions(kind)}")
+    why = table.misfit(want, int(out.shape[-1])) if out.ndim == 2 and out.shape[0] == 1 else "its output is not [1, N]"
+    if why is not None:
+        raise ValueError(f"the policy in {p} has {tuple(out.shape)[1:]} outputs, not {table.num_actions} "
+                         f"({rules_source}): {why}")
     spec = build_spec(rules_obj, rules_source, want, f"rllib:{p}")
     write_policy_dir(masked_graph(net), spec, want, Path(out_dir))
     return spec

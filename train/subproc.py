@@ -27,8 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rummy_env.actions import num_actions, table_kind
-from rummy_env.observation import obs_low, obs_size
+from rummy_env.table import Table
 from rummy_env.rules import Rules
 
 from .vec_env import BatchedVecEnv
@@ -153,7 +152,7 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
 class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` self-play games over ``workers`` processes (same interface as
     ``SelfPlayVecEnv``: observations float32 ``[n_envs, obs_dim]``, ``action_masks()``
-    bool ``[n_envs, A]``, ``A = num_actions(rules)``), the step's arrays in shared memory (``SharedBatch``). Worker
+    bool ``[n_envs, A]``, ``A = Table.of(rules).num_actions``), the step's arrays in shared memory (``SharedBatch``). Worker
     ``w`` plays games ``w * per .. (w + 1) * per - 1`` with the seed
     ``SeedSequence(seed).spawn(workers)[w]``, so the results are those of
     ``SelfPlayVecEnv``s of ``per`` games with those seeds, side by side.
@@ -166,9 +165,9 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
                  reward: str = "points", fixed: str = "") -> None:
         n = rules.num_players
-        n_act = num_actions(rules)
-        dim = obs_size(n, table_kind(rules))
-        super().__init__(n_envs, gym.spaces.Box(obs_low(table_kind(rules)), np.inf, shape=(dim,), dtype=np.float32),
+        table = Table.of(rules)
+        n_act, dim = table.num_actions, table.obs_size
+        super().__init__(n_envs, gym.spaces.Box(table.obs_low, np.inf, shape=(dim,), dtype=np.float32),
                          gym.spaces.Discrete(n_act))
         self.per = n_envs // workers
         ctx = mp.get_context("spawn")

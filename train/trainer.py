@@ -34,8 +34,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, ProgressBarCallback
 
-from rummy_env.actions import table_kind
-from rummy_env.observation import obs_size
+from rummy_env.table import Table
 from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
 
@@ -217,8 +216,9 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
             f"checkpoint {p} was trained on rules {meta['rules']!r}, this run uses {rules.to_json()!r}; "
             "resume with the same --rules / num_players")
     shape = data.get("observation_space", {}).get("_shape") if isinstance(data.get("observation_space"), dict) else None
-    want = obs_size(rules.num_players, table_kind(rules))
-    if shape is not None and list(shape) != [want]:
+    table = Table.of(rules)
+    want = table.obs_size
+    if shape is not None and (len(shape) != 1 or table.misfit(int(shape[0])) is not None):
         raise CheckpointError(f"checkpoint {p} has observation shape {shape}, expected [{want}]")
     if ws_weights is not None:
         from .warmstart import WARM_START_KEYS
@@ -356,10 +356,9 @@ class Trainer:
             from .features import CardFeatures
 
             pk["features_extractor_class"] = CardFeatures
-            pk["features_extractor_kwargs"] = dict(cards=cfg.features == "cards", trunk=cfg.trunk)
-            kind = table_kind(self.rules)
-            if kind not in ("standard", "rum500"):  # a deck variant's size does not tell its table
-                pk["features_extractor_kwargs"].update(num_players=self.rules.num_players, kind=kind)
+            table = Table.of(self.rules)  # the table is told, never guessed from the observation's size
+            pk["features_extractor_kwargs"] = dict(cards=cfg.features == "cards", trunk=cfg.trunk,
+                                                   num_players=table.num_players, kind=table.kind)
         common = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
                       gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                       vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, learning_rate=_lr_schedule(cfg),

@@ -35,8 +35,8 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env import engine
-from rummy_env.actions import num_actions, table_kind
-from rummy_env.observation import Encoder, action_masks_into, obs_low, obs_size
+from rummy_env.observation import Encoder, action_masks_into
+from rummy_env.table import Table
 from rummy_env.rules import Rules
 
 from .pool import OpponentPool, SnapshotAgent
@@ -84,7 +84,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
     """``n_envs`` games of ``rules`` against opponents drawn from ``pool``.
 
     Observations: float32 ``[n_envs, obs_size(n, kind)]``; actions: ``Discrete(A)`` with
-    ``A = num_actions(rules)`` (579; 631 at a 500 Rum table); ``action_masks()``: bool
+    ``A = Table.of(rules).num_actions``, the table's action count; ``action_masks()``: bool
     ``[n_envs, A]``. At
     the end of a hand the game is re-dealt at once and ``infos[i]`` holds
     ``terminal_observation``, ``episode`` (``r`` return, ``l`` learner decisions; the
@@ -118,9 +118,10 @@ class SelfPlayVecEnv(BatchedVecEnv):
         self.reward = reward
         self.n = rules.num_players
         self.encoder = Encoder.for_rules(rules)
-        dim, n_act = obs_size(self.n, table_kind(rules)), num_actions(rules)
+        table = Table.of(rules)
+        dim, n_act = table.obs_size, table.num_actions
         self.n_actions = n_act
-        obs_space = gym.spaces.Box(obs_low(table_kind(rules)), np.inf, shape=(dim,), dtype=np.float32)
+        obs_space = gym.spaces.Box(table.obs_low, np.inf, shape=(dim,), dtype=np.float32)
         super().__init__(n_envs, obs_space, gym.spaces.Discrete(n_act))
         self.obs = self._buffer(obs_out, "obs_out", (n_envs, dim), np.float32)
         self.masks = self._buffer(mask_out, "mask_out", (n_envs, n_act), np.int8)

@@ -229,15 +229,16 @@ def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, ru
         ValueError: the agent does not fit and has no fallback (the message names the
             table, why, and ``--agent heuristic``).
     """
-    from rummy_env.actions import table_kind
     from rummy_env.agents import make_agent, table_misfit
+    from rummy_env.table import Table
 
-    kind = table_kind(rules)
+    t = Table.of(rules)
     agent = make_opponent(seed)
     why = table_misfit(agent, rules)
     if why is None:
         return agent, agent_name, None
-    table = "a 500 Rum table" if kind == "rum500" else f"a {kind} {rules.num_players}-player table"
+    # the web table plays the two kinds without deck variants (_refuse_deck_variants)
+    table = "a 500 Rum table" if t.rum500 and t.fixed_layout else f"a {t.kind} {t.num_players}-player table"
     fallback = getattr(make_opponent, "fallback", None)
     if fallback is None:
         raise ValueError(f"the opponent {agent_name!r} cannot play {table} ({why}); start rummy web with "
@@ -288,11 +289,11 @@ def _action_kind(text: str) -> str:
 def _refuse_deck_variants(rules: Rules) -> None:
     """Raise ``ValueError`` for a deck-variant table (RULES.md §10.1-10.3), which the web
     table does not draw yet; the message points to ``rummy play``."""
-    from rummy_env.actions import table_kind
+    from rummy_env.table import Table
 
-    kind = table_kind(rules)
-    if kind not in ("standard", "rum500"):
-        raise ValueError(f"the web table does not play the deck variants yet (these rules are a {kind} table: "
+    table = Table.of(rules)
+    if not table.fixed_layout:
+        raise ValueError(f"the web table does not play the deck variants yet (these rules are a {table.kind} table: "
                          "round-the-corner runs, jokers or two decks, RULES.md §10.1-10.3); play them in the "
                          f"terminal with rummy play --rules {rules.preset_name or 'PRESET'}")
 
@@ -323,7 +324,7 @@ class TableGame:
                  seat: int = 0, seed: int | None = None, state: dict | None = None,
                  title: str | None = None) -> None:
         from rummy_env import rummy_v0
-        from rummy_env.actions import table_kind
+        from rummy_env.table import Table
 
         if isinstance(state, dict) and state.get("rules") is not None:
             # a position of another kind of table (a 500 Rum one, RULES.md §10.4) needs an env
@@ -332,7 +333,7 @@ class TableGame:
                 own = Rules.make(state["rules"])
             except (ValueError, TypeError):
                 own = None
-            if own is not None and table_kind(own) != table_kind(Rules.make(rules)):
+            if own is not None and Table.of(own).kind != Table.of(Rules.make(rules)).kind:
                 rules = own
         self.env = rummy_v0.raw_env(rules=rules)
         if self.env.rules.num_players != 2:
@@ -410,7 +411,7 @@ class TableGame:
                 legal.append({"action": t, "id": int(a), "kind": kind, "cards": cards, "meld": targets.get(a)})
         melds = [{"cards": list(m), "kind": "set" if len({c[0] for c in m}) == 1 else "run"} for m in sd["melds"]]
         rules = env.rules
-        dig, melds_scoring = rules.draw == "dig", rules.scoring == "melds"
+        dig, melds_scoring = env.table.digs, env.table.melds_scoring
         result = None
         if hand_over:
             r = sd["result"]

@@ -13,7 +13,7 @@ Endpoints (FastAPI; the server binds 127.0.0.1 unless ``--host`` is given):
   ``action`` is the first of them (greedy play). Without ``"rules"`` in the
   position, the policy's own rules apply. A body that is not JSON, a position that
   is not a legal one (a card twice, a bad meld, a hand already over, ...), unknown
-  rules, rules for another player count or kind of table (``actions.table_kind``) than
+  rules, rules for another player count or kind of table (``rummy_env.agents.table_misfit``) than
   the policy's, or rules other than
   those the policy was trained on get a 422 with ``{"detail": reason}``; the
   service keeps serving. Other rules are played only when ``spec.json`` says
@@ -41,7 +41,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from .onnx_agent import OnnxAgent
+from rummy_env.agents.onnx_agent import OnnxAgent
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -97,12 +97,13 @@ class PolicyService:
                 f"the position's rules are for {rules.num_players} players but this policy was trained "
                 f"for {self.num_players}"
             )
-        from rummy_env.actions import table_kind
+        from rummy_env.agents import table_misfit
+        from rummy_env.table import Table
 
-        if table_kind(rules) != table_kind(self.rules):
+        if table_misfit(self.agent, rules) is not None:  # the policy's sizes are those of another kind
             raise PositionRejected(
-                f"the position's rules are a {table_kind(rules)} table but this policy was trained at a "
-                f"{table_kind(self.rules)} table (their observations and actions differ)")
+                f"the position's rules are a {Table.of(rules).kind} table but this policy was trained at a "
+                f"{Table.of(self.rules).kind} table (their observations and actions differ)")
         off_table = rules != self.rules
         if off_table and not self.generalises:
             raise PositionRejected(

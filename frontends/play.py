@@ -56,9 +56,10 @@ def make_opponent(name: str, seed: int | None, console: Console, rules: Any = No
     if pretrained:
         console.print(f"the shipped policy cannot play this table ({why}); playing against 'heuristic' instead")
         return agents.make_agent("heuristic", seed=seed), "heuristic"
-    from rummy_env.actions import table_kind
+    from rummy_env.agents.search import SearchAgent
+    from rummy_env.table import Table
 
-    others = "heuristic, greedy, random" + (" or search" if table_kind(rules) in ("standard", "rum500") else "")
+    others = "heuristic, greedy, random" + (" or search" if Table.of(rules).kind in SearchAgent.table_kinds else "")
     raise ValueError(f"--opponent {name!r} cannot play this table: {why}; use {others}, or a policy trained for "
                      "this table")
 
@@ -126,11 +127,11 @@ class Game:
         c.print(f"scores: {scores}{target}")
         up = TEXT_OF[st.discard[-1]] if st.discard else "-"
         c.print(f"stock: {len(st.stock)} cards   top discard: {up}   discard pile: {len(st.discard)} cards")
-        if rules.draw == "dig":  # the whole pile is spread face up (RULES.md §10.4)
-            pile = " ".join(CARD_TEXT[x] for x in st.discard) or "-"
+        if st.table.digs:  # the whole pile is spread face up (RULES.md §10.4)
+            pile = " ".join(TEXT_OF[x] for x in st.discard) or "-"
             hint = ("  (dig with 'draw discard <card>')" if st.phase != PLAY and len(st.discard) > 1 else "")
             c.print(f"discard pile, bottom to top: {pile}{hint}")
-        if rules.scoring == "melds":
+        if st.table.melds_scoring:
             mp = "   ".join(("you" if q == self.seat else f"player_{q}") + f" {st.meld_points[q]}"
                            for q in range(rules.num_players))
             c.print(f"melded this hand: {mp}")
@@ -143,7 +144,7 @@ class Game:
             extra = f" (known to hold: {self._cards(known)})" if known else ""
             c.print(f"player_{q}: {st.hands[q].bit_count()} cards{extra}")
         if st.bound >= 0:
-            c.print(f"you dug {CARD_TEXT[st.bound]} from the discard pile: meld it or lay it off "
+            c.print(f"you dug {TEXT_OF[st.bound]} from the discard pile: meld it or lay it off "
                     "before you discard")
         if st.drawn_from_discard >= 0:
             c.print(f"you took {TEXT_OF[st.drawn_from_discard]} from the discard pile: "
@@ -164,7 +165,7 @@ class Game:
             text = f"{who(winner)} went out" + (" (rummy!)" if res["rummy"] else "")
         elif winner >= 0:
             text = f"the hand is {outcome}; {who(winner)} collect(s) on lowest deadwood"
-        elif self.env.rules.scoring == "melds":
+        elif self.env.table.melds_scoring:
             text = f"the hand is {outcome}; every seat scores its melds minus its hand"
         else:
             text = f"the hand is {outcome}; nobody scores"
@@ -263,16 +264,16 @@ class Game:
                 ob = env.observe(agent)
                 a = int(self.opponents[q].act(ob["observation"], ob["action_mask"]))
                 text = env.action_text(a)
-                from rummy_env.actions import DIG_BASE
-                from rummy_env.cards import CARD_TEXT, TEXT_OF
+                from rummy_env.cards import TEXT_OF
 
+                dug = env.table.dig_card(a)
                 if a == 1 and env.state.discard:
                     text += f" (takes {TEXT_OF[env.state.discard[-1]]})"
-                elif a >= DIG_BASE and env.state.rules.draw == "dig":  # a dig: the card and every card above it (§10.4)
+                elif dug is not None:  # a dig: the card and every card above it (§10.4)
                     from rummy_env.engine import dig_taken
 
-                    taken = dig_taken(env.state.discard, a - DIG_BASE)
-                    text += f" (takes {' '.join(CARD_TEXT[x] for x in taken)})"
+                    taken = dig_taken(env.state.discard, dug)
+                    text += f" (takes {' '.join(TEXT_OF[x] for x in taken)})"
                 env.step(a)
                 c.print(f"player_{q} plays: {text}")
             if env.terminations[self.me] or env.state.hand_number != hand_before:

@@ -1,4 +1,4 @@
-// The practice table: talks to the JSON API of rummy_env.agents.web (see its docstring).
+// The practice table: talks to the JSON API of rummy_env.frontends.web (see its docstring).
 // Every move is sent to the server as an action text; the server's answer (or its
 // refusal, with the engine's reason) is shown. No build step: plain ES2017.
 "use strict";
