@@ -112,7 +112,7 @@ class Game:
         return "  ".join(" ".join(v) for v in by_suit.values()) or "-"
 
     def show_table(self) -> None:
-        from rummy_env.cards import CARD_TEXT, TEXT_OF, count_cards
+        from rummy_env.cards import TEXT_OF, count_cards
         from rummy_env.engine import PLAY
 
         st, c = self.env.state, self.console

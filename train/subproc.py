@@ -164,7 +164,6 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
                  reward: str = "points", fixed: str = "") -> None:
-        n = rules.num_players
         table = Table.of(rules)
         n_act, dim = table.num_actions, table.obs_size
         super().__init__(n_envs, gym.spaces.Box(table.obs_low, np.inf, shape=(dim,), dtype=np.float32),
