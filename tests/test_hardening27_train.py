@@ -409,7 +409,10 @@ def test_ctrl_c_of_rummy_train_during_the_warm_start_and_resume_from_the_command
               "--set", "eval_baselines=['random']", *ws]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "rummy_env.cli", "train", "--out", str(run), *common]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    # SIGINT's default action in the child: a pytest-xdist worker ignores SIGINT, a child
+    # inherits that, and Python then installs no KeyboardInterrupt handler
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     for line in p.stdout:  # the plan line comes before the warm start; the fit of 200 epochs takes several seconds
         lines.append(line)
