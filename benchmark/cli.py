@@ -270,7 +270,7 @@ def cmd_anchors(args: argparse.Namespace) -> int:
         # heads-up, each pair is played once and gives both anchors' results (the same
         # duplicate matches seen from each side); with more players each anchor holds one
         # seat against copies of the other, so every ordered pair is its own evaluation
-        others = [b for b in task.anchors[i + 1:]] if heads_up else [b for b in task.anchors if b != a]
+        others = list(task.anchors[i + 1:]) if heads_up else [b for b in task.anchors if b != a]
         if not others:
             continue
         _say(args, f"[benchmark] anchor {a} against {', '.join(others)}")
