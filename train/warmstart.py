@@ -199,7 +199,8 @@ def collect(rules: Rules, teacher: str, decisions: int, seed: int, reward_scale:
     (opponents' melds on the table, a hand that melded early), which it meets in play.
     ``progress(i)``, if given, is called after every hand with the decisions so far.
     ``packed``: the masks as a ``MaskRows`` (one bit per action) instead of a bool array.
-    ``workers`` > 1 splits the budget into that many parts played at once, part 0 in
+    ``workers`` > 1 splits the budget into that many parts played at once (at most one
+    part per 1,000 decisions, so each part plays whole hands), part 0 in
     this process and the others in spawned processes, part ``k`` seeded
     ``part_seed(seed, k)``; the samples are the parts' in order (deterministic for a
     given ``workers``, but other hands than one process plays; ``progress`` then counts
