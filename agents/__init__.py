@@ -7,6 +7,7 @@
 | ``random`` | uniformly random legal action |
 | ``greedy`` | takes only usable upcards, melds and lays off all, discards high |
 | ``heuristic`` | the rule texts' strategy (``rummy_env.agents.scripted.HeuristicAgent``) |
+| ``heuristic:OPTIONS`` | the heuristic with its weights changed: ``heuristic:W_OUT=24,HOLD_MELDS=1`` (names in ``HeuristicAgent.TUNABLE``), or ``heuristic:holding`` (the holding heuristic: keeps its melds in hand until it can go out in one turn; the search's base and the shipped policy's teacher) |
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
@@ -26,11 +27,11 @@ from rummy_env.observation import PlayerView, RandomAgent
 from .scripted import GreedyAgent, HeuristicAgent
 
 BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
-AGENT_NAMES = (*BASELINES, "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
+AGENT_NAMES = (*BASELINES, "heuristic:OPTIONS", "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
                "MODULE:ATTR")
 PRETRAINED = {"classic": "policy.zip"}
 """Shipped policies by the preset they were trained on (files in ``agents/pretrained/``)."""
-_PREFIXES = ("ppo", "onnx", "search", "pretrained")  # NAME:... forms that are not MODULE:ATTR
+_PREFIXES = ("ppo", "onnx", "search", "pretrained", "heuristic")  # NAME:... forms that are not MODULE:ATTR
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
 
 _SCRIPTED = dict(zip(BASELINES, (RandomAgent, GreedyAgent, HeuristicAgent)))
@@ -44,7 +45,8 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     """Build an agent by name (see the module table).
 
     Args:
-        name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"search"``,
+        name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"heuristic:OPTIONS"``
+            (``heuristic_options``), ``"search"``,
             ``"search:OPTIONS"``, ``"pretrained"``, ``"pretrained:PRESET"``, ``"ppo:PATH"``,
             ``"onnx:DIR"`` or ``"MODULE:ATTR"`` (an outside agent, ``load_agent_spec``).
             ``OPTIONS`` of the search: ``N`` (determinizations per candidate,
@@ -74,6 +76,8 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     low = key.lower()
     if low in _SCRIPTED:
         return _SCRIPTED[low](seed)
+    if low.startswith("heuristic:"):
+        return HeuristicAgent(seed, **heuristic_options(key[10:], name))
     if low == "search" or low.startswith("search:"):
         from .search import make_search_agent
 
@@ -112,6 +116,45 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     if ":" in key and key.split(":", 1)[0].strip().lower() not in _PREFIXES:
         return load_agent_spec(key, seed)
     raise ValueError(f"unknown agent {name!r}; {_allowed()}")
+
+
+HOLDING = {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}
+"""The holding heuristic's options (``heuristic:holding``): it keeps its melds and lay-offs
+in hand until it can go out in one turn (RULES.md §3, §6: going rummy pays double), and
+weighs live outs and weak windows as the shipped policy's teacher does."""
+
+
+def heuristic_options(text: str, name: str = "") -> dict[str, float]:
+    """The weights of a ``heuristic:OPTIONS`` agent: ``holding`` (``HOLDING``) or
+    comma-separated ``NAME=VALUE`` pairs of ``HeuristicAgent.TUNABLE`` (numbers).
+
+    Raises:
+        ValueError: empty options, a pair without ``=``, a repeated or unknown name, or a
+            value that is not a number (values are checked by ``HeuristicAgent``).
+    """
+    text = text.strip()
+    where = f"agent {name or 'heuristic:' + text!r}"
+    if text.lower() == "holding":
+        return dict(HOLDING)
+    if not text:
+        raise ValueError(f"{where}: 'heuristic:' needs options: 'holding' or NAME=VALUE pairs "
+                         f"(names: {', '.join(HeuristicAgent.TUNABLE)})")
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        k, eq, v = part.partition("=")
+        k, v = k.strip().upper(), v.strip()
+        if not eq or not k or not v:
+            raise ValueError(f"{where}: option {part.strip()!r} is not NAME=VALUE; 'holding' or pairs such as "
+                             f"W_OUT=24,HOLD_MELDS=1 (names: {', '.join(HeuristicAgent.TUNABLE)})")
+        if k not in HeuristicAgent.TUNABLE:
+            raise ValueError(f"{where}: unknown heuristic option {k!r}; options: {', '.join(HeuristicAgent.TUNABLE)}")
+        if k in out:
+            raise ValueError(f"{where}: option {k} is given twice")
+        try:
+            out[k] = float(v)
+        except ValueError:
+            raise ValueError(f"{where}: option {k} must be a number, got {v!r}") from None
+    return out
 
 
 def _load_pretrained(preset: str, seed: int | None, name: str) -> Any:
@@ -229,4 +272,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "load_agent_spec", "table_misfit", "PRETRAINED", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "load_agent_spec", "heuristic_options", "HOLDING", "table_misfit", "PRETRAINED", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]

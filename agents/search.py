@@ -64,8 +64,9 @@ DEFAULT_DEPTH = 0
 DEFAULT_MARGIN = 2.0
 DEFAULT_POLICY = "greedy"
 POLICIES = ("heuristic", "greedy")
-OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base")
-BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}}
+OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top")
+DEFAULT_TOP = 3
+BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}}  # holding: agents.HOLDING
 """The scripted agent whose moves the search keeps unless a candidate beats them
 (``base``): the baseline heuristic, or the holding heuristic that keeps its melds in
 hand until it can go out in one turn (the training's teacher)."""
@@ -456,6 +457,13 @@ class SearchAgent:
         infer: draws per determinization (>= 1; see ``determinize``).
         base: the agent whose choices the search keeps unless beaten, and that plays
             the melds and lay-offs: ``"heuristic"`` or ``"holding"`` (``BASES``).
+        guide: a trained policy that guides the search (policy-guided search,
+            docs/search.md): a ``make_agent`` name of a policy with action logits
+            (``pretrained``, ``pretrained:PRESET``, ``ppo:PATH``); "" (default): none.
+            With a guide, the guide's most probable legal action is the prior (it replaces
+            ``base``'s), the guide plays the melds, lay-offs and digs, and the discards
+            searched are its ``top`` most probable legal ones plus the base's choice.
+        top: discards searched with a guide (>= 1, default 3).
 
     ``act(observation, action_mask) -> int`` reads only those two arrays.
 
@@ -470,9 +478,9 @@ class SearchAgent:
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, depth: int = DEFAULT_DEPTH,
                  halving: int = 1, margin: float = DEFAULT_MARGIN, policy: str = DEFAULT_POLICY,
-                 infer: int = 1, base: str = DEFAULT_BASE) -> None:
+                 infer: int = 1, base: str = DEFAULT_BASE, guide: str = "", top: int = DEFAULT_TOP) -> None:
         for nm, val, lo in (("samples", samples, 1), ("depth", depth, 0), ("halving", halving, 0),
-                            ("infer", infer, 1)):
+                            ("infer", infer, 1), ("top", top, 1)):
             if isinstance(val, bool) or not isinstance(val, int) or val < lo or (nm == "halving" and val > 1):
                 allowed = "0 or 1" if nm == "halving" else f"an int >= {lo}"
                 raise ValueError(f"search option {nm} must be {allowed}, got {val!r}")
@@ -482,6 +490,12 @@ class SearchAgent:
             raise ValueError(f"search option policy must be one of {', '.join(POLICIES)}, got {policy!r}")
         if base not in BASES:
             raise ValueError(f"search option base must be one of {', '.join(BASES)}, got {base!r}")
+        if not isinstance(guide, str):
+            raise ValueError(f"search option guide must be a policy name (pretrained, pretrained:PRESET, ppo:PATH), "
+                             f"got {guide!r}")
+        self.guide = guide.strip()
+        self._guide = _guide_policy(self.guide) if self.guide else None
+        self.top = top
         self.base = base
         self.samples, self.depth, self.halving, self.margin = samples, depth, halving, float(margin)
         self.policy = policy
@@ -517,6 +531,8 @@ class SearchAgent:
             raise ValueError("no legal action in the mask: this seat is not to move")
         if len(legal) == 1:
             return legal[0]
+        if self._guide is not None:
+            return self._guided(v, observation, action_mask)
         if v.phase == DRAW and v.dig_actions:  # 500 Rum: a dig the heuristic wants is played (§10.4)
             dig = self._heur._dig(v)
             if dig is not None:
@@ -536,6 +552,28 @@ class SearchAgent:
             if len(cands) == 1:
                 return cands[0]
         return self.search(v, cands, prior)
+
+    def _guided(self, v: PlayerView, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A decision of the policy-guided search: the guide's most probable legal action is
+        the prior; a draw from the stock or the upcard and a discard are searched (both
+        draws; the guide's ``top`` discards and the base's), anything else (a meld, a lay-off,
+        a dig, a dug card to play) is the guide's."""
+        legal = v.legal
+        lg = np.asarray(self._guide.logits(observation), dtype=np.float64)[: len(action_mask)]
+        order = sorted(legal, key=lambda a: (-lg[a], a))
+        prior = order[0]
+        if v.phase == DRAW:
+            if prior not in (DRAW_STOCK, DRAW_DISCARD) or v.bound >= 0:
+                return prior
+            cands = [a for a in (DRAW_STOCK, DRAW_DISCARD) if a in legal]
+            return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
+        if v.bound >= 0 or not DISCARD_BASE <= prior < MELD_BASE:
+            return prior
+        cands = [a for a in order if DISCARD_BASE <= a < MELD_BASE][: self.top]
+        base = self._heur._play(v)
+        if DISCARD_BASE <= base < MELD_BASE and base not in cands:
+            cands.append(base)
+        return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
 
     def discard_candidates(self, v: PlayerView) -> list[int]:
         """Discard ids worth searching: the discardable cards that the best meld partition
@@ -589,10 +627,31 @@ class SearchAgent:
         return best if d.mean() > self.margin * se else prior
 
 
+@lru_cache(maxsize=8)
+def _guide_policy(spec: str) -> Any:
+    """The guide of ``SearchAgent(guide=spec)``, loaded once per spec (a greedy policy is
+    stateless: agents share it).
+
+    Raises:
+        ValueError: the policy does not load (``make_agent``'s message), or it has no
+            action logits (a scripted agent, the search, an outside agent)."""
+    from rummy_env.agents import make_agent
+
+    low = spec.lower()
+    if low.startswith("search") or low in ("random", "greedy", "heuristic") or low.startswith("heuristic:"):
+        raise ValueError(f"search option guide must be a trained policy (pretrained, pretrained:PRESET, ppo:PATH), "
+                         f"got {spec!r}")
+    agent = make_agent(spec)
+    if not callable(getattr(agent, "logits", None)):
+        raise ValueError(f"search option guide {spec!r}: the agent has no action logits (logits(observation)); "
+                         f"guides are trained policies: pretrained, pretrained:PRESET, ppo:PATH")
+    return agent
+
+
 def parse_options(text: str) -> dict[str, Any]:
     """Options of ``make_agent("search:...")`` as a dict: ``"N"`` (samples) or
-    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B"`` (any subset; the
-    ranges and meanings are ``SearchAgent``'s).
+    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T"`` (any
+    subset; the ranges and meanings are ``SearchAgent``'s; a ``guide`` path cannot hold a comma).
 
     Raises:
         ValueError: an unknown option or a value that is not an int in range (the
@@ -615,11 +674,14 @@ def parse_options(text: str) -> dict[str, Any]:
         if key not in OPTION_NAMES:
             raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
                              f"(samples >= 1, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer >= 1, "
-                             f"base {' or '.join(BASES)})")
+                             f"base {' or '.join(BASES)}, guide a trained policy, top >= 1)")
         if key in out:
             raise ValueError(f"search option {key!r} is given twice")
         if key in ("policy", "base"):
             out[key] = val.strip().lower()
+            continue
+        if key == "guide":  # a policy name (a path keeps its case)
+            out[key] = val.strip()
             continue
         try:
             iv: int | float = float(val.strip()) if key == "margin" else int(val.strip())

@@ -23,6 +23,31 @@ else:  # pragma: no cover
 
 
 EVAL_MODES = ("auto", "matches", "hands")
+
+
+def init_policy_path(spec: str) -> str:
+    """The SB3 zip of an ``init_policy`` value: ``pretrained`` / ``pretrained:PRESET`` (the
+    shipped policy of that table, ``rummy_env.agents.PRETRAINED``) or a path.
+
+    Raises:
+        ValueError: a preset with no shipped policy, or a path that is not a file.
+    """
+    import os
+
+    from rummy_env.agents import PRETRAINED, PRETRAINED_PATH
+
+    spec = spec.strip()
+    low = spec.lower()
+    if low == "pretrained" or low.startswith("pretrained:"):
+        preset = low.partition(":")[2].strip() or "classic"
+        if preset not in PRETRAINED:
+            raise ValueError(f"init_policy {spec!r}: no policy is shipped for the {preset} table "
+                             f"(shipped: {', '.join(PRETRAINED)})")
+        return os.path.join(os.path.dirname(PRETRAINED_PATH), PRETRAINED[preset])
+    if not os.path.isfile(spec):
+        raise ValueError(f"init_policy {spec!r} is not a file: give an SB3 zip (a run's best_model.zip or a "
+                         f"checkpoint's model.zip), pretrained or pretrained:PRESET")
+    return spec
 MAX_SEED = 2**32 - 1
 """The largest ``seed`` (numpy's ``np.random.seed``, which SB3 seeds, takes 0..2**32 - 1)."""
 
@@ -99,7 +124,16 @@ class TrainConfig:
 
     # --- warm start (behaviour cloning before self-play; train/warmstart.py)
     warmstart_teacher: str = "heuristic"
-    """Scripted agent whose decisions are cloned before PPO starts ("none": no warm start)."""
+    """The agent whose decisions are cloned before PPO starts ("none": no warm start): a
+    baseline, ``heuristic:OPTIONS`` (e.g. ``heuristic:holding``), or the search
+    (``search`` / ``search:OPTIONS``: expert iteration, docs/training.md; the search takes
+    about 15 ms a decision, so its DAgger labels are computed in ``workers`` processes)."""
+    init_policy: str = ""
+    """An SB3 zip (``PATH``, or ``pretrained`` / ``pretrained:PRESET``: a shipped policy) whose
+    weights start the network instead of fresh ones; its network must be this config's
+    (features, trunk, net_arch) at this table. The warm start then skips the cloning of
+    the teacher's own games (``warmstart_decisions``) and runs its DAgger rounds only: the
+    loaded policy plays, the teacher labels (expert iteration). "" (the default): none."""
     warmstart_decisions: int = 800_000
     """Teacher decisions collected for the warm start (0: no warm start)."""
     warmstart_epochs: int = 6
@@ -223,9 +257,24 @@ class TrainConfig:
                 raise ValueError(f"opponent_weights[{k!r}] must be a number >= 0, got {w!r}")
         if sum(self.opponent_weights.values()) <= 0:
             raise ValueError("opponent_weights must have a positive total")
-        if self.warmstart_teacher not in ("none", *BASELINES):
-            raise ValueError(f"warmstart_teacher must be none, {', '.join(BASELINES[:-1])} or {BASELINES[-1]}, "
-                             f"got {self.warmstart_teacher!r}")
+        if not isinstance(self.warmstart_teacher, str) or not (
+                self.warmstart_teacher in ("none", *BASELINES) or self.warmstart_teacher.startswith(
+                    ("heuristic:", "search")) and self.warmstart_teacher.split(":")[0] in ("heuristic", "search")):
+            raise ValueError(f"warmstart_teacher must be none, {', '.join(BASELINES)}, heuristic:OPTIONS, search or "
+                             f"search:OPTIONS, got {self.warmstart_teacher!r}")
+        if self.warmstart_teacher != "none":
+            from rummy_env.agents import make_agent
+
+            make_agent(self.warmstart_teacher)  # a bad option fails here, with make_agent's message
+        if not isinstance(self.init_policy, str):
+            raise ValueError(f"init_policy must be a path to an SB3 zip, pretrained or pretrained:PRESET (a string), "
+                             f"got {self.init_policy!r}")
+        if self.init_policy.strip():
+            init_policy_path(self.init_policy)  # a missing file or unknown preset fails here
+            if self.warmstart_teacher != "none" and self.warmstart_dagger_rounds == 0:
+                raise ValueError("init_policy skips the cloning of the teacher's games, so its warm start is the "
+                                 "DAgger rounds: set warmstart_dagger_rounds >= 1, or warmstart_teacher = 'none' "
+                                 "for PPO from the loaded weights")
         if not isinstance(self.warmstart_decisions, int) or self.warmstart_decisions < 0:
             raise ValueError(f"warmstart_decisions must be an int >= 0, got {self.warmstart_decisions!r}")
         if not isinstance(self.warmstart_teacher_weights, dict):

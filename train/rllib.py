@@ -155,6 +155,12 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
     for b in m.BASELINES:
         specs[b] = RLModuleSpec(module_class=m.ScriptedRLModule, model_config={"agent": b})
     weights = {k: float(v) for k, v in cfg.opponent_weights.items()}
+    if cfg.init_policy.strip():
+        raise ValueError("the rllib backend cannot start from an SB3 policy (init_policy); start from one with "
+                         "the sb3 backend")
+    if cfg.warmstart_teacher.startswith(("search", "heuristic:")):
+        raise ValueError(f"the rllib backend's warm start takes a baseline teacher ({', '.join(m.BASELINES)}), "
+                         f"not {cfg.warmstart_teacher!r}; use the sb3 backend")
     if weights.get("fixed", 0) > 0:
         raise ValueError("the rllib backend has no 'fixed' opponent kind (fixed_opponent); train against a "
                          "fixed agent with the sb3 backend")

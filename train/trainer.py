@@ -386,7 +386,20 @@ class Trainer:
                           "next_checkpoint": cfg.checkpoint_every, "eval_history": [], "best_score": None,
                           "wall_time_s": 0.0}
             self.pool_state = None
-            if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
+            if cfg.init_policy.strip():
+                self._load_init_policy()
+            if cfg.init_policy.strip() and cfg.warmstart_teacher != "none":
+                if verbose:
+                    print(f"[plan] start from {cfg.init_policy}, then {cfg.warmstart_dagger_rounds} DAgger round(s) of "
+                          f"{cfg.warmstart_dagger_decisions:,} positions it plays, labelled by {cfg.warmstart_teacher}"
+                          f" (expert iteration), then PPO to {cfg.timesteps:,} learner timesteps; the run writes to "
+                          f"{self.run_dir}/", flush=True)
+                self._run_warm_start(None)
+            elif cfg.init_policy.strip():
+                if verbose:
+                    print(f"[plan] PPO from {cfg.init_policy} to {cfg.timesteps:,} learner timesteps; the run writes to "
+                          f"{self.run_dir}/", flush=True)
+            elif cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
                 if verbose:
                     print(f"[plan] first a warm start: clone {cfg.warmstart_decisions:,} {cfg.warmstart_teacher} "
                           f"decisions (+{cfg.warmstart_dagger_rounds} DAgger round(s); the default 800,000 take "
@@ -438,6 +451,32 @@ class Trainer:
             print(f"\ninterrupted during the warm start, after {prog['fits_done']} of {num_fits(self.cfg)} fits: "
                   f"checkpoint saved to {path}; resume with --resume {path} ({how})", flush=True)
             raise
+
+    def _load_init_policy(self) -> None:
+        """Copy the weights of ``cfg.init_policy``'s policy into the new model (the optimizer
+        and PPO's counters start fresh).
+
+        Raises:
+            ValueError: the zip does not load, or its network differs from this config's
+                (the message names the first parameter whose name or shape differs)."""
+        from .config import init_policy_path
+
+        path = init_policy_path(self.cfg.init_policy)
+        try:
+            with legacy_module_names():
+                src = MaskablePPO.load(path, device="cpu")
+        except Exception as e:  # noqa: BLE001 - a corrupt or foreign zip
+            self.venv.close()
+            raise ValueError(f"init_policy {self.cfg.init_policy!r}: cannot load {path}: {e}") from None
+        mine, theirs = self.model.policy.state_dict(), src.policy.state_dict()
+        for k, v in mine.items():
+            if k not in theirs or tuple(theirs[k].shape) != tuple(v.shape):
+                self.venv.close()
+                got = tuple(theirs[k].shape) if k in theirs else "missing"
+                raise ValueError(f"init_policy {self.cfg.init_policy!r} has another network than this config at "
+                                 f"the {self.cfg.rules} table: parameter {k} is {got}, this config's is "
+                                 f"{tuple(v.shape)} (same features, trunk and net_arch, and the same table, needed)")
+        self.model.policy.load_state_dict(theirs)
 
     def _make_venv(self):
         cfg = self.cfg

@@ -113,6 +113,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
                       reward_scale: float = 0.01, teacher_weights: dict[str, float] | None = None,
                       games: int = 256, reward: str = "points",
                       progress: Callable[[int], None] | None = None, packed: bool = False,
+                      workers: int = 1, label_progress: Callable[[int], None] | None = None,
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """DAgger's data: the ``student`` (``(obs, masks) -> actions`` for a batch, e.g.
     ``greedy_student(forward)``) plays every seat of ``games`` seeded hands at once,
@@ -126,13 +127,21 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
     positions of hands unfinished when the budget runs out are dropped.
     ``progress(i)``, if given, is called after every batched step with the positions
     collected so far. ``packed``: the masks as a ``MaskRows`` (one bit per action).
+
+    A slow teacher (``slow_teacher``: the search, about 15 ms a decision) labels after
+    the play, only the positions of finished hands, in ``workers`` processes
+    (``label_positions``: chunks of ``LABEL_CHUNK`` positions, chunk ``k`` by a teacher
+    seeded ``part_seed(seed, k)``, so the labels do not depend on ``workers``;
+    ``label_progress`` counts them); a scripted teacher labels during the play, one
+    seeded agent per seat.
     """
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
     n = rules.num_players
     enc = Encoder.for_rules(rules)
     n_act = num_actions(rules)
-    agents = teachers(teacher, n, seed, teacher_weights)
+    late = slow_teacher(teacher)
+    agents = None if late else teachers(teacher, n, seed, teacher_weights)
     rng = np.random.default_rng(seed)
     # each game gets budget for a few whole hands (a 2-player hand is ~240 positions),
     # else a small budget spread over many games would finish no hand at all
@@ -152,7 +161,7 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
             o = enc.encode(st, seat)
             legal = engine.legal_actions(st)
             m = action_mask(legal, size=n_act)
-            obs[i], actions[i] = o, agents[seat].act(o, m)
+            obs[i], actions[i] = o, (-1 if late else agents[seat].act(o, m))
             masks.set_row(i, legal)
             rows[g].append((i, seat))
             i += 1
@@ -168,7 +177,70 @@ def collect_on_policy(rules: Rules, teacher: str, decisions: int, seed: int,
         if progress:
             progress(i)
     kept = masks.select(keep)
-    return obs[keep], (kept if packed else kept[:]), actions[keep], returns[keep]
+    acts = actions[keep]
+    if late:
+        acts = label_positions(rules, teacher, obs[keep], kept, seed, workers, label_progress)
+    return obs[keep], (kept if packed else kept[:]), acts, returns[keep]
+
+
+LABEL_CHUNK = 1000
+"""Positions per chunk of ``label_positions`` (each chunk has its own seeded teacher)."""
+
+
+def slow_teacher(teacher: str) -> bool:
+    """Whether ``teacher`` (a ``make_agent`` name) is the search, whose labels are computed
+    after the play and in parallel (``label_positions``)."""
+    return teacher.strip().lower().split(":")[0] == "search"
+
+
+def _label_chunk(args: tuple) -> np.ndarray:
+    teacher, seed, obs, packed, n_act = args
+    from rummy_env.agents import make_agent
+
+    agent = make_agent(teacher, seed=seed)
+    rows = MaskRows(0, n_act, packed)
+    return np.asarray([agent.act(obs[j], rows[j].astype(np.int8)) for j in range(len(obs))], dtype=np.int64)
+
+
+def label_positions(rules: Rules, teacher: str, obs: np.ndarray, masks: "MaskRows", seed: int,
+                    workers: int = 1, progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """The ``teacher``'s action at each position (an agent reads the observation and the
+    mask alone, so positions need no game).
+
+    Args:
+        rules: the table (for the action count).
+        teacher: a ``make_agent`` name.
+        obs: float32 ``[N, obs_dim]``; masks: a ``MaskRows`` of ``N`` rows.
+        seed: chunk ``k`` of ``LABEL_CHUNK`` positions is labelled by a teacher seeded
+            ``part_seed(seed, k)``: the labels are the same for every ``workers``.
+        workers: processes (spawned; 1 labels in this process).
+        progress: called after each chunk with the positions labelled so far.
+
+    Returns:
+        int64 ``[N]``, legal under ``masks``.
+    """
+    n_act = num_actions(rules)
+    jobs = [(teacher, part_seed(seed, k), obs[s:s + LABEL_CHUNK], masks.packed[s:s + LABEL_CHUNK], n_act)
+            for k, s in enumerate(range(0, len(obs), LABEL_CHUNK))]
+    parts: list[np.ndarray] = []
+
+    def done(part: np.ndarray) -> None:
+        parts.append(part)
+        if progress:
+            progress(sum(len(p) for p in parts))
+
+    if workers <= 1 or len(jobs) <= 1:
+        for j in jobs:
+            done(_label_chunk(j))
+    else:
+        import concurrent.futures
+        import multiprocessing
+
+        with concurrent.futures.ProcessPoolExecutor(min(workers, len(jobs)),
+                                                    mp_context=multiprocessing.get_context("spawn")) as ex:
+            for part in ex.map(_label_chunk, jobs):
+                done(part)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
 def part_seed(seed: int, k: int) -> int:
@@ -444,16 +516,23 @@ class Ticker:
         return progress
 
 
-WARM_START_KEYS = ("seed", "reward", "reward_scale", "warmstart_teacher", "warmstart_decisions", "warmstart_epochs",
+WARM_START_KEYS = ("seed", "reward", "reward_scale", "init_policy", "warmstart_teacher", "warmstart_decisions", "warmstart_epochs",
                    "warmstart_dagger_rounds", "warmstart_dagger_decisions", "warmstart_dagger_epochs",
                    "warmstart_teacher_weights", "warmstart_behaviour")
 """The ``TrainConfig`` keys a warm start's result depends on: a warm start interrupted and
 resumed (``warm_start(..., resume=...)``) must be continued with the same values."""
 
 
+def clones_first(cfg: Any) -> bool:
+    """Whether ``cfg``'s warm start first clones the teacher's own games: not when it starts
+    from a loaded policy (``init_policy``: DAgger rounds only, expert iteration)."""
+    return cfg.warmstart_decisions > 0 and not getattr(cfg, "init_policy", "").strip()
+
+
 def num_fits(cfg: Any) -> int:
-    """The fits of ``cfg``'s warm start: the cloning, then one per DAgger round."""
-    return 1 + cfg.warmstart_dagger_rounds
+    """The fits of ``cfg``'s warm start: the cloning (unless ``init_policy``), then one per
+    DAgger round."""
+    return int(clones_first(cfg)) + cfg.warmstart_dagger_rounds
 
 
 def _weights(params: list) -> list[torch.Tensor]:
@@ -478,7 +557,10 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     ``warmstart_epochs``; then ``warmstart_dagger_rounds`` rounds of DAgger: the
     cloned policy plays ``warmstart_dagger_decisions`` positions itself, the teacher
     labels them (``collect_on_policy``), they join the samples, and the policy is
-    fitted again for ``warmstart_dagger_epochs`` passes over all of them.
+    fitted again for ``warmstart_dagger_epochs`` passes over all of them. When the
+    network starts from a loaded policy (``cfg.init_policy``, ``clones_first`` false) the
+    cloning is skipped: the loaded policy plays the first DAgger round (expert iteration
+    with a search teacher: docs/training.md).
 
     Resumable (``rummy train``'s Ctrl-C): ``progress``, if given, is a dict kept up to
     date at every completed fit: ``fits_done`` (0 .. ``num_fits(cfg)``), ``weights`` (a
@@ -533,14 +615,18 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     # a resume replays the teacher's hands in as many parts as the interrupted run played them
     parts = int(resume.get("collect_workers", cfg.workers)) if resume else cfg.workers
     prog["collect_workers"] = parts
-    data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
-                   cfg.warmstart_behaviour, cfg.reward,
-                   progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"), packed=True,
-                   workers=parts)
-    t1 = time.perf_counter()
-    prog["collect_s"] += t1 - t0
-    parts_s = {"teacher_play": round(t1 - t0, 1)}  # this call's time by part (a resume's replays included)
-    if done < 1:
+    first = int(clones_first(cfg))  # 1: fit 1 clones the teacher's games; 0: DAgger rounds only
+    data = None
+    parts_s: dict[str, float] = {}  # this call's time by part (a resume's replays included)
+    if first:
+        data = collect(rules, teacher, cfg.warmstart_decisions, seed, cfg.reward_scale, weights,
+                       cfg.warmstart_behaviour, cfg.reward,
+                       progress=tick.bind(f"playing {teacher} hands", cfg.warmstart_decisions, "decisions"),
+                       packed=True, workers=parts)
+        t1 = time.perf_counter()
+        prog["collect_s"] += t1 - t0
+        parts_s["teacher_play"] = round(t1 - t0, 1)
+    if first and done < 1:
         res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed,
                   progress=tick.bind("fitting", cfg.warmstart_epochs * len(data[2]), "samples (all epochs)"))
         prog["fit_s"] += time.perf_counter() - t1
@@ -548,22 +634,25 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
         completed(res)
     res = prog["result"]
     for r in range(cfg.warmstart_dagger_rounds):
-        replay = r + 2 <= done  # this round's refit was completed before the interrupt
+        replay = first + r + 1 <= done  # this round's refit was completed before the interrupt
         t2 = time.perf_counter()
         if replay:  # its positions were played by the weights after the previous fit
             current = _weights(params)
-            load_weights(params, prog["weights"][r + 1])
+            load_weights(params, prog["weights"][first + r])
         new = collect_on_policy(rules, teacher, cfg.warmstart_dagger_decisions, seed + 1000 * (r + 1),
                                 greedy_student(forward), cfg.reward_scale, weights, reward=cfg.reward,
                                 progress=tick.bind(f"DAgger round {r + 1}: the policy plays",
-                                                   cfg.warmstart_dagger_decisions, "positions"), packed=True)
+                                                   cfg.warmstart_dagger_decisions, "positions"), packed=True,
+                                workers=cfg.workers,
+                                label_progress=tick.bind(f"DAgger round {r + 1}: {teacher} labels",
+                                                         cfg.warmstart_dagger_decisions, "positions (at most)"))
         if replay:
             load_weights(params, current)
         t3 = time.perf_counter()
         prog["collect_s"] += t3 - t2
         parts_s[f"dagger_{r + 1}_play"] = round(t3 - t2, 1)
-        data = tuple(MaskRows.concat(a, b) if isinstance(a, MaskRows) else np.concatenate([a, b])
-                     for a, b in zip(data, new))
+        data = new if data is None else tuple(
+            MaskRows.concat(a, b) if isinstance(a, MaskRows) else np.concatenate([a, b]) for a, b in zip(data, new))
         if replay:
             continue
         agree = agreement(forward, *new[:3])
@@ -578,9 +667,11 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
             print(f"[warm start] DAgger round {r + 1}: the policy agreed with the teacher on {agree:.3f} of "
                   f"{len(new[2]):,} positions it reached itself; refitted on {len(data[2]):,}", flush=True)
     res = {**res, "collect_s": round(prog["collect_s"], 1), "fit_s": round(prog["fit_s"], 1),
-           "decisions": cfg.warmstart_decisions, "samples": len(data[2]), "parts_s": parts_s}
+           "decisions": cfg.warmstart_decisions if first else 0, "samples": len(data[2]), "parts_s": parts_s}
     if verbose:
-        print(f"[warm start] cloned {cfg.warmstart_decisions:,} {teacher} decisions ({res['collect_s']}s to play, "
+        what = (f"cloned {cfg.warmstart_decisions:,} {teacher} decisions" if first else
+                f"{cfg.warmstart_dagger_rounds} DAgger round(s) from the loaded policy, labelled by {teacher}")
+        print(f"[warm start] {what} ({res['collect_s']}s to play, "
               f"{res['fit_s']}s to fit): accuracy {res['accuracy']:.3f}; by part: "
               + ", ".join(f"{k.replace('_', ' ')} {v}s" for k, v in parts_s.items()), flush=True)
     return res

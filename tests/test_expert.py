@@ -1,0 +1,220 @@
+"""Issue 25: learning from the search (expert iteration: ``init_policy`` + a search teacher's
+DAgger labels), the policy-guided search (``search:guide=...``) and ``heuristic:OPTIONS``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rummy_env import engine, rummy_v0
+from rummy_env.agents import HOLDING, make_agent
+from rummy_env.agents.scripted import HeuristicAgent
+
+torch = pytest.importorskip("torch", reason="needs the train extra: pip install 'rummy-env[train]'")
+pytest.importorskip("sb3_contrib", reason="needs the train extra: pip install 'rummy-env[train]'")
+
+from rummy_env.agents.search import SearchAgent  # noqa: E402
+from rummy_env.rules import Rules  # noqa: E402
+from rummy_env.train import warmstart  # noqa: E402
+from rummy_env.train.config import TrainConfig  # noqa: E402
+from rummy_env.train.trainer import Trainer  # noqa: E402
+
+CLASSIC = Rules.preset("classic")
+
+
+# ------------------------------------------------------------------ heuristic:OPTIONS
+
+def test_heuristic_options_build_the_named_weights():
+    a = make_agent("heuristic:holding", seed=3)
+    assert type(a) is HeuristicAgent and a.HOLD_MELDS == 1 and a.W_OUT == 24.0 and a.W_WEAK == 6.0
+    assert HOLDING == {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}
+    b = make_agent("heuristic:w_out=30, LATE_STOCK=5")
+    assert b.W_OUT == 30.0 and b.LATE_STOCK == 5 and type(b.LATE_STOCK) is int
+    assert b.HOLD_MELDS == HeuristicAgent.HOLD_MELDS  # the others keep the baseline's values
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("heuristic:", "needs options"),
+    ("heuristic:FOO=1", "unknown heuristic option 'FOO'"),
+    ("heuristic:W_OUT", "is not NAME=VALUE"),
+    ("heuristic:W_OUT=x", "W_OUT must be a number"),
+    ("heuristic:W_OUT=1,W_OUT=2", "given twice"),
+    ("heuristic:HOLD_MELDS=2", "HOLD_MELDS is 0"),
+    ("heuristic:LATE_STOCK=2.5", "whole number"),
+])
+def test_heuristic_options_refuse_bad_ones(spec, words):
+    with pytest.raises(ValueError, match=words):
+        make_agent(spec)
+
+
+# ------------------------------------------------------------------ labels of a slow teacher
+
+def _positions(count: int, seed: int):
+    """Observations and packed masks of positions of random play (both seats, all phases)."""
+    from rummy_env.actions import num_actions
+    from rummy_env.observation import Encoder
+
+    enc = Encoder.for_rules(CLASSIC)
+    rows = warmstart.MaskRows(count, num_actions(CLASSIC))
+    obs = np.empty((count, enc.size), dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    i = g = 0
+    while i < count:
+        st = engine.new_game(CLASSIC, seed=seed * 100 + g)
+        g += 1
+        while not st.hand_over and i < count:
+            legal = engine.legal_actions(st)
+            obs[i] = enc.encode(st, st.current)
+            rows.set_row(i, legal)
+            i += 1
+            engine.apply(st, int(rng.choice(legal)))
+    return obs, rows
+
+
+def test_label_positions_are_the_teachers_and_do_not_depend_on_workers(monkeypatch):
+    monkeypatch.setattr(warmstart, "LABEL_CHUNK", 10)  # chunking happens in this process
+    obs, rows = _positions(25, seed=4)
+    one = warmstart.label_positions(CLASSIC, "search:3", obs, rows, seed=9, workers=1)
+    two = warmstart.label_positions(CLASSIC, "search:3", obs, rows, seed=9, workers=2)
+    np.testing.assert_array_equal(one, two)
+    # chunk k (10 positions each) is labelled by a search seeded part_seed(9, k), in order
+    want = []
+    for k in range(3):
+        agent = make_agent("search:3", seed=warmstart.part_seed(9, k))
+        want += [agent.act(obs[j], rows[j].astype(np.int8)) for j in range(10 * k, min(25, 10 * k + 10))]
+    assert one.tolist() == want
+    assert all(rows[j][a] for j, a in enumerate(one))
+    assert warmstart.slow_teacher("search:samples=4") and not warmstart.slow_teacher("heuristic:holding")
+
+
+# ------------------------------------------------------------------ init_policy
+
+def _cfg(out: Path, **kw) -> TrainConfig:
+    base = dict(timesteps=64, out=str(out), n_envs=4, n_steps=16, batch_size=64, n_epochs=1, workers=1,
+                snapshot_every=64, eval_every=0, checkpoint_every=10_000, final_eval_deals=1, eval_deals=1,
+                eval_baselines=["random"], progress=False, warmstart_decisions=0, init_policy="pretrained",
+                warmstart_teacher="none")
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_init_policy_starts_from_the_shipped_weights(tmp_path):
+    shipped = make_agent("pretrained").policy.state_dict()
+    tr = Trainer(_cfg(tmp_path / "a"), verbose=0)
+    try:
+        mine = tr.model.policy.state_dict()
+        assert mine.keys() == shipped.keys()
+        for k in shipped:
+            assert torch.equal(mine[k], shipped[k]), k
+    finally:
+        tr.venv.close()
+
+
+def test_init_policy_of_another_network_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"another network than this config.*trunk"):
+        Trainer(_cfg(tmp_path / "b", trunk=128), verbose=0)
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(init_policy="/no/such.zip"), "is not a file"),
+    (dict(init_policy="pretrained:jokers"), "no policy is shipped for the jokers table"),
+    (dict(warmstart_teacher="search", warmstart_dagger_rounds=0), "DAgger rounds"),
+    (dict(warmstart_teacher="search:samples=0"), "samples must be an int >= 1"),
+    (dict(warmstart_teacher="mcts"), "warmstart_teacher must be none"),
+    (dict(init_policy=3), "init_policy must be"),
+])
+def test_init_policy_and_teacher_errors(tmp_path, kw, words):
+    with pytest.raises(ValueError, match=words):
+        _cfg(tmp_path / "c", **kw).validate()
+
+
+def test_expert_iteration_skips_the_cloning_and_fits_search_labels(tmp_path):
+    cfg = _cfg(tmp_path / "d", warmstart_teacher="search:2", warmstart_dagger_rounds=1,
+               warmstart_dagger_decisions=1500, warmstart_dagger_epochs=1)
+    assert warmstart.num_fits(cfg) == 1 and not warmstart.clones_first(cfg)
+    tr = Trainer(cfg, verbose=0)
+    try:
+        ws = tr.state["warm_start"]
+        assert ws["decisions"] == 0 and set(ws["parts_s"]) == {"dagger_1_play", "dagger_1_fit"}
+        assert 0 < ws["samples"] <= 1500 and 0 <= ws["dagger_1_agreement_before"] <= 1
+        shipped = make_agent("pretrained").policy.state_dict()
+        moved = tr.model.policy.state_dict()
+        assert any(not torch.equal(moved[k], shipped[k]) for k in shipped)  # the labels were fitted
+    finally:
+        tr.venv.close()
+
+
+# ------------------------------------------------------------------ the policy-guided search
+
+def test_guided_search_keeps_the_guides_move_as_prior_and_searches_its_top_discards():
+    from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, MELD_BASE
+
+    guide = make_agent("pretrained")
+    gs = make_agent("search:guide=pretrained,samples=2,top=2", seed=0)
+    assert isinstance(gs, SearchAgent) and gs.guide == "pretrained" and gs.top == 2
+    calls = []
+
+    def search(v, cands, prior):  # the search keeps its prior: the guided agent plays the guide's game
+        calls.append((v.phase, list(cands), prior))
+        return prior
+
+    gs.search = search
+    env = rummy_v0.raw_env(rules="classic")
+    for seed in (1, 2):
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            ob = env.observe(env.agent_selection)
+            n = len(calls)
+            a = gs.act(ob["observation"], ob["action_mask"])
+            assert a == guide.act(ob["observation"], ob["action_mask"])
+            if len(calls) > n:
+                phase, cands, prior = calls[-1]
+                assert prior == a and prior in cands
+                legal = np.flatnonzero(ob["action_mask"])
+                if phase == engine.DRAW:
+                    assert cands == [DRAW_STOCK, DRAW_DISCARD]
+                else:  # the guide's two most probable legal discards, then the base's if another
+                    lg = guide.logits(ob["observation"])
+                    disc = sorted((x for x in legal if DISCARD_BASE <= x < MELD_BASE), key=lambda x: (-lg[x], x))
+                    assert cands[:2] == disc[:2] and len(cands) <= 3
+                    assert all(DISCARD_BASE <= c < MELD_BASE for c in cands)
+            env.step(a)
+    assert sum(p == engine.DRAW for p, _, _ in calls) >= 5 and sum(p != engine.DRAW for p, _, _ in calls) >= 5
+
+
+def test_guided_search_is_blind_to_hidden_cards_and_stock_order():
+    from test_search import _play_to, _swap_hidden
+
+    searched = 0
+    for steps in range(4, 40, 3):
+        env = rummy_v0.raw_env(rules="classic")
+        _play_to(env, 11, steps)
+        if env.state.hand_over:
+            break
+        state = env.state_dict()
+        agent = env.agent_selection
+        before = env.observe(agent)
+        env.reset(seed=0, options={"state": _swap_hidden(state)})
+        assert env.state_dict()["hands"] != state["hands"] and env.state_dict()["stock"] != state["stock"]
+        after = env.observe(agent)
+        np.testing.assert_array_equal(before["observation"], after["observation"])
+        choices = []
+        for obs in (before, after):
+            a = make_agent("search:guide=pretrained,samples=6,margin=0", seed=7)
+            choices.append((a.act(obs["observation"], obs["action_mask"]), a.last_values))
+        assert choices[0] == choices[1]
+        searched += bool(choices[0][1])
+    assert searched >= 4
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("search:guide=heuristic", "guide must be a trained policy"),
+    ("search:guide=search", "guide must be a trained policy"),
+    ("search:guide=ppo:/no/such.zip", "policy file not found"),
+    ("search:guide=pretrained:jokers", "no policy is shipped for the jokers table"),
+    ("search:guide=pretrained,top=0", "top must be an int >= 1"),
+])
+def test_guided_search_options_refused(spec, words):
+    with pytest.raises(ValueError, match=words):
+        make_agent(spec)
