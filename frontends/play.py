@@ -31,9 +31,10 @@ HELP_WORDS = ("?", "h", "help", "moves")
 
 def make_opponent(name: str, seed: int | None, console: Console, rules: Any = None) -> tuple[Any, str]:
     """``(agent, name used)`` for a table of ``rules`` (a ``Rules``; ``None``: not checked).
-    ``pretrained`` (the default) falls back to ``heuristic``, with a message, when no
-    policy is shipped or when the shipped one was trained for another table (another
-    player count or kind of table: ``rummy_env.agents.table_misfit``).
+    ``pretrained`` (the default) is the policy shipped for this table
+    (``rummy_env.agents.pretrained_for``: ``pretrained:rum500`` at a 500 Rum table, the
+    classic one at the standard heads-up tables); it falls back to ``heuristic``, with a
+    message, when no policy is shipped for the table.
 
     Raises:
         ValueError: an unknown name, a missing or corrupt policy (from ``make_agent``), or
@@ -44,11 +45,18 @@ def make_opponent(name: str, seed: int | None, console: Console, rules: Any = No
 
     pretrained = name.strip().lower() == "pretrained"
     if pretrained:
-        path = getattr(agents, "PRETRAINED_PATH", None)
-        if path is not None and not os.path.isfile(path):
+        preset = "classic" if rules is None else agents.pretrained_for(rules)
+        path = agents.pretrained_path(preset) if preset is not None else None
+        if preset is None:
+            console.print(f"no shipped policy plays this table (shipped: {', '.join(agents.PRETRAINED)}); "
+                          "playing against 'heuristic' instead")
+            return agents.make_agent("heuristic", seed=seed), "heuristic"
+        if not os.path.isfile(path):
             console.print(f"no pretrained policy is shipped ({escape(str(path))} is missing); "
                           "playing against 'heuristic' instead")
             return agents.make_agent("heuristic", seed=seed), "heuristic"
+        if preset != "classic":
+            name = f"pretrained:{preset}"  # the policy shipped for this table
     agent = agents.make_agent(name, seed=seed)
     why = None if rules is None else agents.table_misfit(agent, rules)
     if why is None:

@@ -225,6 +225,30 @@ def make_server(policy_dir: str | Path, port: int, host: str = DEFAULT_HOST, log
     return uvicorn.Server(config)
 
 
+def shipped_policy_dir(policy: str, rules: str = "classic", cache_dir: str | None = None) -> str:
+    """The export directory ``rummy serve --policy`` names: ``policy`` itself, or for
+    ``pretrained`` the policy shipped for the table of ``rules``
+    (``rummy_env.agents.pretrained_for``) and for ``pretrained:PRESET`` that preset's,
+    exported to ONNX on first use (``rummy_env.frontends.web.exported_pretrained``).
+
+    Raises:
+        ValueError: unknown rules, no shipped policy for the table, or a failed export."""
+    text = str(policy).strip()
+    low = text.lower()
+    if low != "pretrained" and not low.startswith("pretrained:"):
+        return text
+    from rummy_env.agents import PRETRAINED, pretrained_for
+    from rummy_env.rules import Rules
+
+    from .web import exported_pretrained
+
+    preset = low.partition(":")[2].strip() if ":" in low else pretrained_for(Rules.make(rules))
+    if preset is None or preset not in PRETRAINED:
+        raise ValueError(f"--policy {text}: no policy is shipped for {preset or 'the ' + str(rules) + ' table'} "
+                         f"(shipped: {', '.join(PRETRAINED)}); give an export directory (rummy export)")
+    return str(exported_pretrained(cache_dir, preset))
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -235,7 +259,13 @@ def _is_loopback(host: str) -> bool:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policy", required=True, metavar="DIR", help="an export directory (policy.onnx + spec.json)")
+    parser.add_argument("--policy", default="pretrained", metavar="DIR",
+                        help="an export directory (policy.onnx + spec.json), or 'pretrained' (the default: the "
+                             "policy shipped for --rules, exported to ONNX on first use) or 'pretrained:PRESET'")
+    parser.add_argument("--rules", default="classic", metavar="PRESET",
+                        help="with --policy pretrained: the table whose shipped policy is served (default classic)")
+    parser.add_argument("--cache", default=None, metavar="DIR",
+                        help="where a shipped policy's export is kept (default: rummy web's cache folder)")
     parser.add_argument("--port", required=True, type=int, metavar="P", help="TCP port (0: any free port)")
     parser.add_argument("--host", default=DEFAULT_HOST,
                         help=f"address to bind (default {DEFAULT_HOST}; only an explicit --host binds elsewhere)")
@@ -260,7 +290,8 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError(f"--host {host}: not an IP address or a host name this machine resolves "
                          f"({getattr(e, 'strerror', None) or e}); give e.g. 127.0.0.1 (this machine only, the "
                          "default) or 0.0.0.0 (every interface)") from None
-    server = make_server(args.policy, args.port, host=host, log_level=args.log_level)
+    policy = shipped_policy_dir(args.policy, getattr(args, "rules", "classic"), getattr(args, "cache", None))
+    server = make_server(policy, args.port, host=host, log_level=args.log_level)
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:  # bound here, so that a port in use is one line, not uvicorn's log of it
@@ -270,7 +301,7 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError(f"cannot listen on {host}:{args.port} ({e.strerror or e}); choose another --port") from None
     if not _is_loopback(host):
         print(f"warning: binding {host}: the policy service is reachable from other machines", file=sys.stderr)
-    print(f"rummy serve: the policy {args.policy} answers on http://{host}:{sock.getsockname()[1]}/act; Ctrl-C "
+    print(f"rummy serve: the policy {policy} answers on http://{host}:{sock.getsockname()[1]}/act; Ctrl-C "
           "stops it", file=sys.stderr, flush=True)
     server.run(sockets=[sock])
     return 0

@@ -15,13 +15,20 @@ The opponent (``--agent``) is by default the shipped policy exported to ONNX
 ``pretrained``, ``onnx:DIR``, ``ppo:PATH``, and ``search`` where it exists). The
 computer acts on its own observation and action mask only (``env.observe``).
 
-500 Rum (``--rules rum500``, RULES.md §10.4-10.5) is played too: the whole discard pile
-is shown and may be dug (``draw discard 7H``), each seat's meld points are shown, and
-the dug card is named until it is melded or laid off. The shipped policy was trained
-for the classic table (its observation and action count differ), so at a 500 Rum
-table the default opponent is ``heuristic``, and the view and ``/api/config`` say so
-(``agent_note``); an agent named with ``--agent`` that does not fit the table is
-refused with a message naming ``--agent heuristic`` (``fit_opponent``).
+Every heads-up table is played. 500 Rum (``--rules rum500``, RULES.md §10.4-10.5): the
+whole discard pile is shown and may be dug (``draw discard 7H``), each seat's meld
+points are shown, the dug card is named until it is melded or laid off, and two
+practice positions of its own teach the dig and early melds. The deck variants
+(§10.1-10.3: ``--rules jokers``, ``{"preset": "classic", "decks": 2}``, ``aces:
+"around"``): a joker in hand is a star, a joker on the table shows the card it stands
+for (``JK=4H``: a starred 4 of hearts), the second copy of a card in a hand is primed
+and selected on its own, runs that turn the corner are drawn in their order, and when
+a joker can stand for more than one card the page marks the legal moves to pick from.
+The default opponent is the policy shipped for the table (``rummy_env.agents.pretrained_for``:
+``pretrained:rum500`` at a 500 Rum table, exported to ONNX on first use); at a table
+no shipped policy plays, ``heuristic`` plays for it, and the view and ``/api/config``
+say so (``agent_note``); an agent named with ``--agent`` that does not fit the table
+is refused with a message naming ``--agent heuristic`` (``fit_opponent``).
 
 Games are held server-side, one per session id. The JSON API (every error is
 ``{"detail": reason}``):
@@ -109,27 +116,28 @@ def default_cache_dir() -> Path:
     return Path(base) / "rummy-env"
 
 
-def exported_pretrained(cache_dir: str | os.PathLike | None = None) -> Path:
-    """The folder of the shipped policy exported to ONNX (``policy.onnx`` + ``spec.json``),
-    exporting it on first use.
+def exported_pretrained(cache_dir: str | os.PathLike | None = None, preset: str = "classic") -> Path:
+    """The folder of the policy shipped for ``preset`` (``rummy_env.agents.PRETRAINED``)
+    exported to ONNX (``policy.onnx`` + ``spec.json``), exporting it on first use.
 
     The folder is ``<cache_dir>/pretrained-onnx-<first 12 hex digits of the zip's
-    SHA-256>``, so a new shipped policy is exported afresh. The export is written to a
-    temporary folder beside it and renamed into place.
+    SHA-256>`` (``pretrained-PRESET-onnx-...`` for another preset than classic), so a
+    new shipped policy is exported afresh. The export is written to a temporary folder
+    beside it and renamed into place.
 
     Raises:
         ValueError: no policy is shipped, the cache folder cannot be written, or torch,
             stable-baselines3 or onnx (needed for the export) are missing; the message
             says what to install, or to use ``--agent heuristic``.
     """
-    from rummy_env.agents import PRETRAINED_PATH
+    from rummy_env.agents import PRETRAINED_PATH, pretrained_path
 
-    zip_path = Path(PRETRAINED_PATH)
+    zip_path = Path(PRETRAINED_PATH if preset == "classic" else pretrained_path(preset))
     if not zip_path.is_file():
         raise ValueError(f"no pretrained policy is shipped ({zip_path} is missing); start with --agent heuristic")
     digest = hashlib.sha256(zip_path.read_bytes()).hexdigest()[:12]
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    out = cache / f"pretrained-onnx-{digest}"
+    out = cache / (f"pretrained-onnx-{digest}" if preset == "classic" else f"pretrained-{preset}-onnx-{digest}")
     if (out / "policy.onnx").is_file() and (out / "spec.json").is_file():
         return out
     try:
@@ -173,13 +181,34 @@ class Opponent:
             table is refused. Only the default opponent has one (``heuristic``).
     """
 
-    def __init__(self, spec: str, name: str, fallback: str | None = None) -> None:
+    def __init__(self, spec: str, name: str, fallback: str | None = None,
+                 cache_dir: str | os.PathLike | None = None, shipped: bool = False) -> None:
         self.spec, self.name, self.fallback = spec, name, fallback
+        self.cache_dir, self.shipped = cache_dir, shipped
+        self._by_preset: dict[str, "Opponent"] = {}
 
     def __call__(self, seed: int | None) -> Any:
         from rummy_env.agents import make_agent
 
         return make_agent(self.spec, seed=seed)
+
+    def for_table(self, rules: Rules) -> "Opponent":
+        """The opponent at a table of ``rules``: for the default opponent (``shipped``) the
+        policy shipped for that table (``rummy_env.agents.pretrained_for``, exported to ONNX
+        on first use: ``pretrained:rum500`` at a 500 Rum table), itself otherwise.
+
+        Raises:
+            ValueError: the export of that table's policy fails (``exported_pretrained``)."""
+        from rummy_env.agents import pretrained_for
+
+        preset = pretrained_for(rules) if self.shipped else None
+        if preset is None or preset == "classic":
+            return self
+        if preset not in self._by_preset:
+            folder = exported_pretrained(self.cache_dir, preset)
+            self._by_preset[preset] = Opponent(f"onnx:{folder}", f"{DEFAULT_AGENT} (the policy shipped for {preset})",
+                                               fallback=self.fallback)
+        return self._by_preset[preset]
 
 
 def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | None = None
@@ -208,7 +237,7 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
         except ValueError as e:
             raise ValueError(f"{e}; or start with --agent heuristic") from None
         desc = f"{DEFAULT_AGENT} (the shipped policy)"
-        return Opponent(spec, desc, fallback=FALLBACK_AGENT), desc
+        return Opponent(spec, desc, fallback=FALLBACK_AGENT, cache_dir=cache_dir, shipped=True), desc
     try:
         make_agent(name, seed=0)
     except ValueError as e:
@@ -233,11 +262,14 @@ def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, ru
     from rummy_env.table import Table
 
     t = Table.of(rules)
+    if callable(getattr(make_opponent, "for_table", None)):  # the default: the policy shipped for this table
+        own = make_opponent.for_table(rules)
+        if own is not make_opponent:
+            make_opponent, agent_name = own, own.name
     agent = make_opponent(seed)
     why = table_misfit(agent, rules)
     if why is None:
         return agent, agent_name, None
-    # the web table plays the two kinds without deck variants (_refuse_deck_variants)
     table = "a 500 Rum table" if t.rum500 and t.fixed_layout else f"a {t.kind} {t.num_players}-player table"
     fallback = getattr(make_opponent, "fallback", None)
     if fallback is None:
@@ -286,16 +318,22 @@ def _action_kind(text: str) -> str:
     return text.split(" ", 1)[0]
 
 
-def _refuse_deck_variants(rules: Rules) -> None:
-    """Raise ``ValueError`` for a deck-variant table (RULES.md §10.1-10.3), which the web
-    table does not draw yet; the message points to ``rummy play``."""
-    from rummy_env.table import Table
+def state_melds_sizes(state: Any) -> list[int]:
+    """Cards in each table meld of an engine position (``Meld.mask``: a joker counted as the
+    card it stands for), in the engine's order."""
+    return [m.mask.bit_count() for m in state.melds]
 
-    table = Table.of(rules)
-    if not table.fixed_layout:
-        raise ValueError(f"the web table does not play the deck variants yet (these rules are a {table.kind} table: "
-                         "round-the-corner runs, jokers or two decks, RULES.md §10.1-10.3); play them in the "
-                         f"terminal with rummy play --rules {rules.preset_name or 'PRESET'}")
+
+def _natural(card: str) -> str:
+    """The card a card text stands for: ``"JK=5H"`` (a joker in a meld, RULES.md §10.2) ->
+    ``"5H"``; any other text itself."""
+    return card.split("=", 1)[1] if "=" in card else card
+
+
+def _meld_kind(cards: list[str]) -> str:
+    """``"set"`` or ``"run"`` of a table meld's card texts (a joker counts as the card it
+    stands for, RULES.md §10.2)."""
+    return "set" if len({_natural(c)[0] for c in cards}) == 1 else "run"
 
 
 class TableGame:
@@ -338,7 +376,6 @@ class TableGame:
         self.env = rummy_v0.raw_env(rules=rules)
         if self.env.rules.num_players != 2:
             raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.env.rules.num_players}")
-        _refuse_deck_variants(self.env.rules)
         if not isinstance(seat, int) or isinstance(seat, bool) or seat not in (0, 1):
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         self.seat = seat
@@ -360,12 +397,28 @@ class TableGame:
             return None
         return "you" if seat == self.seat else "computer"
 
-    def _meld_targets(self, ids: list[int]) -> dict[int, int]:
-        """For each lay-off id of ``ids``, the index of the table meld it extends
-        (``engine.layoff_target``; the view lists the melds in the engine's order)."""
-        melds = self.env.state.melds
-        return {a: engine.layoff_target(melds, *divmod(a - LAYOFF_BASE, 3)) for a in ids
-                if LAYOFF_BASE <= a < DIG_BASE}
+    def _meld_targets(self, ids: list[int], texts: list[str]) -> dict[int, int]:
+        """For each lay-off of ``ids`` (``texts``: their action texts), the index of the
+        table meld it extends (the view lists the melds in the engine's order). A
+        standard lay-off id names its target (``engine.layoff_target``); at a deck-variant
+        table (a joker's lay-off, RULES.md §10.2) the lay-off is applied to a copy of the
+        position and the meld that grew is its target."""
+        state = self.env.state
+        melds = state.melds
+        out = {}
+        for a, t in zip(ids, texts):
+            if not t.startswith("layoff"):
+                continue
+            if self.env.table.fixed_layout and LAYOFF_BASE <= a < DIG_BASE:
+                out[a] = engine.layoff_target(melds, *divmod(a - LAYOFF_BASE, 3))
+                continue
+            after = state.copy()
+            engine.apply(after, a)
+            grew = [i for i, (m0, m1) in enumerate(zip(state_melds_sizes(state), state_melds_sizes(after)))
+                    if m1 > m0]
+            if grew:
+                out[a] = grew[0]
+        return out
 
     def view(self) -> dict[str, Any]:
         """The table as the person sees it (JSON-able). Keys: ``seat``, ``agent``,
@@ -400,16 +453,18 @@ class TableGame:
         if not hand_over and sd["current_player"] == me:
             ids = env.legal_actions()
             texts = [env.action_text(a) for a in ids]
-            targets = self._meld_targets(ids)
+            targets = self._meld_targets(ids, texts)
             for a, t in zip(ids, texts):
                 kind = _action_kind(t)
                 words = t.split()
                 cards = words[1:] if kind == "meld" else words[1:2] if kind in ("layoff", "discard") else []
-                if a >= DIG_BASE:  # a dig (RULES.md §10.4): that card and every card above it
+                if kind == "draw" and len(words) == 3:  # a dig (RULES.md §10.4): that card and every card above it
                     kind = "dig"
-                    cards = [CARD_TEXT[c] for c in engine.dig_taken(env.state.discard, a - DIG_BASE)]
+                    pile = sd["discard"]
+                    top = len(pile) - 1 - pile[::-1].index(words[2])  # its topmost copy (§10.3)
+                    cards = list(pile[top:])
                 legal.append({"action": t, "id": int(a), "kind": kind, "cards": cards, "meld": targets.get(a)})
-        melds = [{"cards": list(m), "kind": "set" if len({c[0] for c in m}) == 1 else "run"} for m in sd["melds"]]
+        melds = [{"cards": list(m), "kind": _meld_kind(list(m))} for m in sd["melds"]]
         rules = env.rules
         dig, melds_scoring = env.table.digs, env.table.melds_scoring
         result = None
@@ -569,7 +624,6 @@ class WebTable:
         self.rules = Rules.make(rules)
         if self.rules.num_players != 2:
             raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.rules.num_players}")
-        _refuse_deck_variants(self.rules)
         self.make_opponent = make_opponent
         self.agent_name = agent_name
         # the opponent at the default table: one that does not fit it fails here (fit_opponent)
@@ -765,8 +819,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", default=DEFAULT_AGENT, metavar="NAME",
                         help=f"the opponent: '{DEFAULT_AGENT}' (default: the shipped policy, exported to ONNX on "
                              "first use; needs torch and onnx once), or a make_agent name: heuristic, greedy, "
-                             "random, pretrained, search, onnx:DIR, ppo:PATH; the shipped policy plays the "
-                             "classic table only, heuristic plays for it at a 500 Rum table (--rules rum500)")
+                             "random, pretrained, search, onnx:DIR, ppo:PATH; at each table the default is the policy "
+                             "shipped for it (classic, rum500, ...), heuristic where none is shipped")
     parser.add_argument("--rules", default="classic", metavar="RULES",
                         help="the rules of a new match: a preset name (classic, turnover, deadwood, stalemate, "
                              "practice, rum500, ...) or a JSON object such as '{\"preset\": \"classic\", \"hand_size\": 7}'; "

@@ -443,7 +443,7 @@ def test_rummy_play_takes_players_for_a_seven_player_two_decks_table():
                        timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1", COLUMNS="120"))
     assert r.returncode == 0, r.stderr
     assert "player_6: " in r.stdout and "player_7" not in r.stdout
-    assert r.stdout.count("the shipped policy cannot play this table") == 1
+    assert r.stdout.count("no shipped policy plays this table") == 1
     bad = subprocess.run([sys.executable, "-m", "rummy_env.cli", "play", "--rules", "classic", "--players", "3"],
                          input="", capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "preset 'classic' is for 2-2 players, not 3" in bad.stderr

@@ -345,18 +345,26 @@ def test_practice_positions_load(client, table):
     assert [p["name"] for p in cfg] == list(positions)
     for p in cfg:
         assert p["title"] and p["teaches"].endswith(".") and p["teaches"].count(". ") == 0, p
+    kinds = set()
     for name, p in positions.items():
-        assert p["state"]["rules"] == {"preset": "classic", "hand_size": 5}
+        # small hands of the classic table, and 500 Rum's own (issue 25: digs and early melds)
+        assert p["state"]["rules"] in ({"preset": "classic", "hand_size": 5}, {"preset": "rum500", "hand_size": 7})
+        kinds.add(p["state"]["rules"]["preset"])
         r = client.post("/api/position", json={"name": name})
         assert r.status_code == 200, (name, r.text)
         v = r.json()["view"]
-        assert v["title"] == p["title"] and v["cards_dealt"] == 5 and v["to_move"] == "you"
+        assert v["title"] == p["title"] and v["cards_dealt"] == p["state"]["rules"]["hand_size"]
+        assert v["to_move"] == "you" and v["dig"] == (p["state"]["rules"]["preset"] == "rum500")
         assert v["hand"] == sorted(p["state"]["hands"][0], key=lambda c: ("CDHS".index(c[1]), "A23456789TJQK".index(c[0])))
         assert v["opponent_hand_size"] == len(p["state"]["hands"][1])
         assert_no_hidden(r.text, hidden_cards(server_state(table, r.json()["session"])))
         # the same STATE sent as text loads the same table
         r2 = client.post("/api/position", json={"state": p["state"]})
         assert r2.status_code == 200 and dict(r2.json()["view"], title=p["title"]) == v
+    assert kinds == {"classic", "rum500"}
+    dig = client.post("/api/position", json={"name": "dig_the_pile"}).json()["view"]
+    assert [a["action"] for a in dig["legal"]] == ["draw stock", "draw discard", "draw discard 7H"]
+    assert dig["legal"][2]["cards"] == ["7H", "KC", "2D"] and dig["pile"] == ["QC", "8C", "7H", "KC", "2D"]
 
 
 def test_docs_list_every_position_and_the_screenshot():

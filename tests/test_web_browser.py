@@ -290,3 +290,177 @@ def test_the_page_shows_a_loading_state_until_the_deal_arrives(server, browser):
         assert page.inner_text("#opp-count") == str(len(sd["hands"][1 - game.seat]))
     finally:
         page.close()
+
+
+# ------------------------------------------------------------------ issue 25: every kind of table
+
+def _wait_settled(page, old_marker: str) -> None:
+    """Wait until the page has shown a new view and no request is in flight."""
+    page.wait_for_function(f"view !== window.{old_marker} && !busy")
+
+
+def _act(page, click, marker="__before") -> None:
+    page.evaluate(f"window.{marker} = view")
+    click()
+    _wait_settled(page, marker)
+
+
+def _select(page, cards) -> None:
+    """Click the hand cards ``cards`` (card texts; a joker's "JK=5H" is the hand's JK), each
+    copy once, by their position in the hand."""
+    hand = page.evaluate("view.hand")
+    used = set()
+    for c in cards:
+        c = c.split("=")[0]
+        i = next(j for j, h in enumerate(hand) if h == c and j not in used)
+        used.add(i)
+        page.click(f"#hand .card[data-index='{i}']")
+
+
+def play_out_hand(page, max_moves: int = 400) -> list[str]:
+    """Play the person's seat to the end of the hand by clicks, as a person would: the
+    stock to draw, then every legal meld (selected cards + "Meld selected", picking among
+    the marked moves when a joker can stand for more than one card), every legal lay-off
+    (a card, then its meld), then the first legal discard. Returns the moves sent."""
+    sent = []
+    for _ in range(max_moves):
+        page.wait_for_function("view && !busy && (view.hand_over || view.to_move === 'you')")
+        v = page.evaluate("view")
+        if v["hand_over"]:
+            return sent
+        legal = v["legal"]
+        kinds = {a["kind"] for a in legal}
+        if v["phase"] == "draw":
+            if "draw stock" in [a["action"] for a in legal]:
+                _act(page, lambda: page.click("#stock"))
+            else:
+                _act(page, lambda: page.click(f"#legal button[data-action='{legal[0]['action']}']"))
+            sent.append("draw")
+            continue
+        pick = next((a for k in ("meld", "layoff", "discard") for a in legal if a["kind"] == k), legal[0])
+        page.evaluate("window.__before = view")
+        if pick["kind"] == "meld":
+            _select(page, pick["cards"])
+            page.click("#meld-btn")
+        elif pick["kind"] == "layoff":
+            _select(page, pick["cards"][:1])
+            page.click(f"#melds .meld[data-index='{pick['meld']}']")
+        elif pick["kind"] == "discard":
+            _select(page, pick["cards"][:1])
+            page.click("#discard-btn")
+        else:
+            page.click(f"#legal button[data-action='{pick['action']}']")
+        if page.evaluate("view === window.__before && !busy") and page.locator("#legal button.choice").count():
+            page.click(f"#legal button.choice[data-action='{pick['action']}']")  # a joker's place, chosen
+        _wait_settled(page, "__before")
+        assert "error" not in (page.get_attribute("#message", "class") or ""), page.inner_text("#message")
+        sent.append(pick["action"])
+    raise AssertionError(f"the hand did not end in {max_moves} moves")
+
+
+def test_a_jokers_hand_by_clicking(server, browser):
+    """RULES.md §10.2 at the web table: a joker in hand shows as a star; selecting JK 5H 6H
+    and pressing "Meld selected" offers both places of the joker (4H or 7H) marked in the
+    legal moves; picking one puts "JK=4H" on the table, drawn as a starred 4 of hearts;
+    then the hand is played out by clicks to its result."""
+    hand = ["JK", "5H", "6H", "9C", "JD", "2S", "4C", "8D", "TS", "QC"]
+    other = ["KD", "QD", "8S", "4S", "TC", "3H", "AC", "5D", "7D", "JC"]
+    discard = ["9S"]
+    used = set(hand) | set(other) | set(discard)
+    stock = ["2C"] + [r + s for s in "CDHS" for r in "A23456789TJQK" if r + s not in used | {"2C"}] + ["JK"]
+    state = {"rules": "jokers", "hands": [hand, other], "discard": discard, "melds": [], "stock": stock,
+             "current_player": 0, "phase": "draw"}
+    table = server["table"]
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(TIMEOUT)
+    try:
+        page.goto(server["url"] + "/?delay=0")
+        page.wait_for_selector("body[data-ready='1']")
+        page.click("summary")
+        page.fill("#state-text", json.dumps(state))
+        _act(page, lambda: page.click("#load-state-btn"))
+        sid = page.evaluate("session")
+        joker = page.locator("#hand .card.joker")
+        assert joker.count() == 1 and joker.inner_text() == "\u2605" and joker.get_attribute("data-card") == "JK"
+        _act(page, lambda: page.click("#stock"))
+        assert "2C" in hand_cards(page)
+        _select(page, ["JK", "5H", "6H"])
+        page.click("#meld-btn")
+        marked = page.eval_on_selector_all("#legal button.choice", "els => els.map(e => e.dataset.action)")
+        assert marked == ["meld JK=4H 5H 6H", "meld 5H 6H JK=7H"], marked
+        assert "pick one of the marked moves" in page.inner_text("#message")
+        _act(page, lambda: page.click("#legal button.choice[data-action='meld JK=4H 5H 6H']"))
+        meld = page.eval_on_selector_all("#melds .meld[data-index='0'] .card", "els => els.map(e => e.textContent)")
+        assert meld == ["\u26054\u2665", "5\u2665", "6\u2665"]
+        assert table.game(sid).env.state_dict()["melds"][0] == ["JK=4H", "5H", "6H"]
+        play_out_hand(page)
+        assert page.is_visible("#result") and table.game(sid).env.state_dict()["hand_over"]
+        assert not errors, errors
+    finally:
+        page.close()
+
+
+def test_a_500_rum_hand_by_clicking(server, browser):
+    """A whole 500 Rum hand (RULES.md §10.4) from "New match", played by clicks to its
+    result, which names what each seat melded and held."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(TIMEOUT)
+    try:
+        page.goto(server["url"] + "/?delay=0")
+        page.wait_for_selector("body[data-ready='1']")
+        page.select_option("#preset", "rum500")
+        _act(page, lambda: page.click("#new-btn"))
+        assert page.is_visible("#pile-area") and page.is_visible("#meld-points")
+        assert len(hand_cards(page)) == 13
+        sid = page.evaluate("session")
+        sent = play_out_hand(page)
+        assert len(sent) >= 2
+        end = server["table"].game(sid).env.state_dict()
+        assert end["hand_over"] and "melded" in page.inner_text("#result-text")
+        assert not errors, errors
+    finally:
+        page.close()
+
+
+def test_two_copies_of_a_card_are_told_apart(server, browser):
+    """RULES.md §10.3: at a two-deck table the two copies of 7H are two cards of the hand,
+    the second primed; each is selected on its own, and discarding one keeps the other."""
+    hand = ["7H", "7H", "2C", "9D", "KS", "4C", "8D", "TS", "QC", "3S"]
+    other = ["KD", "QD", "8S", "4S", "TC", "3H", "AC", "5D", "7D", "JC"]
+    discard = ["9S"]
+    deck = [r + s for s in "CDHS" for r in "A23456789TJQK"] * 2
+    for c in hand + other + discard:
+        deck.remove(c)
+    state = {"rules": {"preset": "classic", "decks": 2}, "hands": [hand, other], "discard": discard, "melds": [],
+             "stock": deck, "current_player": 0, "phase": "draw"}
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(TIMEOUT)
+    try:
+        page.goto(server["url"] + "/?delay=0")
+        page.wait_for_selector("body[data-ready='1']")
+        page.click("summary")
+        page.fill("#state-text", json.dumps(state))
+        _act(page, lambda: page.click("#load-state-btn"))
+        sid = page.evaluate("session")
+        sevens = page.locator("#hand .card[data-card='7H']")
+        assert sevens.count() == 2
+        labels = sevens.evaluate_all("els => els.map(e => [e.textContent, e.classList.contains('copy')])")
+        assert labels == [["7\u2665", False], ["7\u2665\u2032", True]]
+        _act(page, lambda: page.click("#stock"))
+        idx = page.eval_on_selector_all("#hand .card[data-card='7H']", "els => els.map(e => Number(e.dataset.index))")
+        page.click(f"#hand .card[data-index='{idx[0]}']")
+        page.click(f"#hand .card[data-index='{idx[1]}']")
+        assert page.locator("#hand .card.selected").count() == 2 and page.is_disabled("#discard-btn")
+        page.click(f"#hand .card[data-index='{idx[1]}']")  # one copy left selected
+        _act(page, lambda: page.click("#discard-btn"))
+        mine = server["table"].game(sid).env.state_dict()["hands"][0]
+        assert mine.count("7H") == 1 and page.locator("#hand .card[data-card='7H']").count() == 1
+        assert not errors, errors
+    finally:
+        page.close()

@@ -73,13 +73,28 @@ OUTPUTS = (
 
 # ---------------------------------------------------------------------------- sources
 
-def resolve_source(source: str | os.PathLike) -> Path:
-    """The path named by SOURCE (``"pretrained"`` or a path: a zip, or a folder for an
-    RLlib checkpoint).
+def resolve_source(source: str | os.PathLike, rules: Any = None) -> Path:
+    """The path named by SOURCE (``"pretrained"``, ``"pretrained:PRESET"`` or a path: a zip,
+    or a folder for an RLlib checkpoint). ``pretrained`` with ``rules`` given (a preset
+    name, dict or ``Rules``) is the policy shipped for that table
+    (``rummy_env.agents.pretrained_for``; the classic one without rules).
 
     Raises:
-        ValueError: ``pretrained`` is not shipped, or the path does not exist.
+        ValueError: that policy is not shipped (no policy plays the table), or the path
+            does not exist.
     """
+    from rummy_env.agents import PRETRAINED, pretrained_for, pretrained_path
+
+    text = str(source).strip()
+    if text.lower().startswith("pretrained:") or (text == "pretrained" and rules is not None):
+        preset = text.partition(":")[2].strip().lower() if ":" in text else pretrained_for(Rules.make(rules))
+        if preset is None:
+            raise ValueError(f"no shipped policy plays this table (shipped: {', '.join(PRETRAINED)}); export a "
+                             f"policy trained for it (rummy train --rules ...)")
+        p = Path(pretrained_path(preset))  # an unknown preset: its message
+        if not p.is_file():
+            raise ValueError(f"the policy shipped for {preset} is missing: {p} does not exist")
+        return p
     if str(source) == "pretrained":
         if not PRETRAINED_ZIP.is_file():
             raise ValueError(
@@ -91,6 +106,22 @@ def resolve_source(source: str | os.PathLike) -> Path:
     if not p.exists():
         raise ValueError(f"policy zip {p} does not exist")
     return p
+
+
+def save_slim(source: str | os.PathLike, dest: str | os.PathLike) -> int:
+    """Copy the SB3 zip ``source`` to ``dest`` with the optimizer's state reset (a fresh
+    Adam holds no moments), which makes a shipped policy a third of a run's
+    ``best_model.zip``; the policy's weights, spaces and the rest of the zip are kept, so
+    it plays exactly as the source. Returns the size of ``dest`` in bytes.
+
+    Raises:
+        ValueError: ``source`` does not load (``load_model``)."""
+    model = load_model(source)
+    pol = model.policy
+    pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1), **pol.optimizer_kwargs)
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    model.save(os.fspath(dest))
+    return Path(dest).stat().st_size
 
 
 def load_model(path: str | os.PathLike) -> Any:
@@ -316,7 +347,7 @@ def export_policy(model_or_path: Any, out_dir: str | os.PathLike, rules: Rules |
             of ``obs_size(n, kind)``).
     """
     if isinstance(model_or_path, (str, os.PathLike)):
-        path = resolve_source(model_or_path)
+        path = resolve_source(model_or_path, rules)
         if path.is_dir():
             return _export_rllib(path, out_dir, rules)
         model = load_model(path)
@@ -416,7 +447,8 @@ def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathL
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="SOURCE",
                         help="an SB3 MaskablePPO/PPO zip, an RLlib checkpoint folder (run/checkpoints/iter_N), "
-                             "or 'pretrained' (agents/pretrained/policy.zip)")
+                             "or 'pretrained' (the policy shipped for --rules, the classic one by default) or "
+                             "'pretrained:PRESET'")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for policy.onnx and spec.json")
     parser.add_argument("--rules", default=None, metavar="RULES",
                         help="the rules the policy was trained on (preset name or JSON object); "

@@ -11,23 +11,36 @@ const DELAY = Math.max(0, Number(params.get("delay") ?? 700)); // ms between the
 let session = null;   // the server's session id
 let view = null;      // the last view shown
 let busy = false;     // a request or the computer's moves are being shown
+// selected cards of the hand, by position in view.hand (two decks hold two copies of a card)
 const selected = new Set();
+let handKey = "";     // the hand the selection belongs to
 
 const $ = (id) => document.getElementById(id);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function cardLabel(c) { return (c[0] === "T" ? "10" : c[0]) + SUIT[c[1]]; }
-function rankOf(c) { return RANKS.indexOf(c[0]); }
+// a card text: "7H", a joker "JK" (in a hand) or "JK=7H" (in a meld: the card it stands for)
+function natural(c) { return c.includes("=") ? c.split("=")[1] : c; }
+function baseCard(c) { return c.includes("=") ? c.split("=")[0] : c; }
+function cardLabel(c) {
+  if (c === "JK") return "\u2605";  // a joker in hand: a star
+  const n = natural(c);
+  return (c.includes("=") ? "\u2605" : "") + (n[0] === "T" ? "10" : n[0]) + SUIT[n[1]];
+}
+function rankOf(c) { return RANKS.indexOf(natural(c)[0]); }
 
-function cardEl(c, tag = "div") {
+function cardEl(c, tag = "div", copy = 1) {
   const el = document.createElement(tag);
-  el.className = "card" + (c[1] === "H" || c[1] === "D" ? " red" : "");
+  const n = natural(c);
+  el.className = "card" + (n[1] === "H" || n[1] === "D" ? " red" : "") + (c.startsWith("JK") ? " joker" : "")
+    + (copy > 1 ? " copy" : "");
   el.dataset.card = c;
-  el.textContent = cardLabel(c);
-  el.title = c;
+  el.textContent = cardLabel(c) + (copy > 1 ? "\u2032" : "");  // the second copy of a card is primed
+  el.title = c === "JK" ? "a joker (wild)" : c.startsWith("JK=") ? `a joker standing for ${n}`
+    : copy > 1 ? `${c} (the second copy)` : c;
   if (tag === "button") el.type = "button";
   return el;
 }
+function selectedCards() { return [...selected].sort((a, b) => a - b).map((i) => view.hand[i]); }
 
 function showMessage(text, isError) {
   const m = $("message");
@@ -55,7 +68,8 @@ function render(v, frame) {
   $("table").classList.remove("loading");
   $("table").removeAttribute("aria-busy");
   view = v;
-  for (const c of [...selected]) if (!v.hand.includes(c)) selected.delete(c);
+  const key = v.hand.join(" ");
+  if (key !== handKey) { selected.clear(); handKey = key; }  // another hand: nothing stays selected
   $("score-you").textContent = v.scores.you;
   $("score-computer").textContent = v.scores.computer;
   $("target").textContent = v.target ? `match to ${v.target}` : "one hand";
@@ -95,20 +109,23 @@ function render(v, frame) {
     d.className = "meld";
     d.dataset.index = i;
     d.title = `a ${m.kind}: select one card of your hand, then click here to lay it off`;
-    for (const c of m.cards) d.appendChild(cardEl(c));
+    for (const c of m.cards) d.appendChild(cardEl(c));  // a run in order, round the corner too
     d.addEventListener("click", () => onMeldClick(i));
     melds.appendChild(d);
   });
 
   const hand = $("hand");
   hand.replaceChildren();
-  for (const c of v.hand) {
-    const b = cardEl(c, "button");
-    if (selected.has(c)) b.classList.add("selected");
-    b.addEventListener("click", () => onCardClick(c));
+  const seen = {};
+  v.hand.forEach((c, i) => {
+    seen[c] = (seen[c] || 0) + 1;
+    const b = cardEl(c, "button", seen[c]);
+    b.dataset.index = i;
+    if (selected.has(i)) b.classList.add("selected");
+    b.addEventListener("click", () => onCardClick(i));
     b.addEventListener("dblclick", () => send(`discard ${c}`));
     hand.appendChild(b);
-  }
+  });
   $("hand-count").textContent = `(${v.hand.length} card${v.hand.length === 1 ? "" : "s"})`;
   markTargets();
 
@@ -216,10 +233,10 @@ function resultText(v) {
 }
 
 function markTargets() {
-  const one = selected.size === 1 ? [...selected][0] : null;
-  const targets = new Set(legalOf("layoff").filter((a) => a.cards[0] === one).map((a) => a.meld));
+  const one = selected.size === 1 ? selectedCards()[0] : null;
+  const targets = new Set(legalOf("layoff").filter((a) => baseCard(a.cards[0]) === one).map((a) => a.meld));
   document.querySelectorAll("#melds .meld").forEach((d) => d.classList.toggle("target", targets.has(Number(d.dataset.index))));
-  document.querySelectorAll("#hand .card").forEach((b) => b.classList.toggle("selected", selected.has(b.dataset.card)));
+  document.querySelectorAll("#hand .card").forEach((b) => b.classList.toggle("selected", selected.has(Number(b.dataset.index))));
 }
 
 function updateButtons() {
@@ -268,8 +285,8 @@ function send(action) {
   });
 }
 
-function onCardClick(c) {
-  if (selected.has(c)) selected.delete(c); else selected.add(c);
+function onCardClick(i) {
+  if (selected.has(i)) selected.delete(i); else selected.add(i);
   showMessage("");
   updateButtons();
 }
@@ -279,9 +296,10 @@ function onMeldClick(i) {
     showMessage("To lay off, select exactly one card of your hand, then click the meld it should go on.", true);
     return;
   }
-  const c = [...selected][0];
-  const fit = legalOf("layoff").filter((a) => a.cards[0] === c && a.meld === i);
-  if (fit.length) return send(fit[0].action);
+  const c = selectedCards()[0];
+  const fit = legalOf("layoff").filter((a) => baseCard(a.cards[0]) === c && a.meld === i);
+  if (fit.length === 1) return send(fit[0].action);
+  if (fit.length > 1) return choose(fit, "The joker can stand for more than one card there");
   // not a legal lay-off: ask anyway, so the engine says why
   const m = view.melds[i];
   let end = "set";
@@ -301,10 +319,30 @@ function loadPosition(body) {
 
 $("stock").addEventListener("click", () => send("draw stock"));
 $("upcard").addEventListener("click", () => send("draw discard"));
-$("meld-btn").addEventListener("click", () => send("meld " + [...selected].join(" ")));
+// the legal melds of exactly the selected cards (a joker's place told by "JK=<card>")
+function meldsOf(cards) {
+  const want = [...cards].sort().join(" ");
+  return legalOf("meld").filter((a) => a.cards.map(baseCard).sort().join(" ") === want);
+}
+
+// several legal moves for one selection (a joker that can stand for more than one card):
+// the moves are marked in the list of legal moves for the person to pick
+function choose(moves, why) {
+  const texts = new Set(moves.map((a) => a.action));
+  document.querySelectorAll("#legal button").forEach((b) => b.classList.toggle("choice", texts.has(b.dataset.action)));
+  showMessage(`${why}: pick one of the marked moves (${moves.map((a) => a.action).join(", ")}).`, false);
+}
+
+$("meld-btn").addEventListener("click", () => {
+  const cards = selectedCards();
+  const fit = meldsOf(cards);
+  if (fit.length === 1) return send(fit[0].action);
+  if (fit.length > 1) return choose(fit, "The joker can stand for more than one card in this meld");
+  return send("meld " + cards.join(" "));  // not a legal meld: asked anyway, so the engine says why
+});
 $("discard-btn").addEventListener("click", () => {
   if (selected.size !== 1) { showMessage("Select exactly one card to discard.", true); return; }
-  return send(`discard ${[...selected][0]}`);
+  return send(`discard ${selectedCards()[0]}`);
 });
 $("clear-btn").addEventListener("click", () => { selected.clear(); updateButtons(); });
 $("new-btn").addEventListener("click", startMatch);
