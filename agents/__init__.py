@@ -11,7 +11,7 @@
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
-| ``pretrained:PRESET`` | the policy shipped for that table (only ``classic`` is shipped so far) |
+| ``pretrained:PRESET`` | the policy shipped for that table (``PRETRAINED``: ``classic``, ``rum500``) |
 | ``MODULE:ATTR`` | an outside agent: ``ATTR`` of the importable ``MODULE``, an object with ``act`` or a factory ``f(seed)`` returning one (``load_agent_spec``) |
 | ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B`` (base ``holding``, the default, or ``heuristic``) |
 
@@ -29,7 +29,7 @@ from .scripted import GreedyAgent, HeuristicAgent
 BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
 AGENT_NAMES = (*BASELINES, "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
                "heuristic:OPTIONS", "MODULE:ATTR")
-PRETRAINED = {"classic": "policy.zip"}
+PRETRAINED = {"classic": "policy.zip", "rum500": "rum500/policy.zip"}
 """Shipped policies by the preset they were trained on (files in ``agents/pretrained/``)."""
 _PREFIXES = ("ppo", "onnx", "search", "pretrained", "heuristic")  # NAME:... forms that are not MODULE:ATTR
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")

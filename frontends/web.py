@@ -270,14 +270,13 @@ def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, ru
     why = table_misfit(agent, rules)
     if why is None:
         return agent, agent_name, None
-    table = "a 500 Rum table" if t.rum500 and t.fixed_layout else f"a {t.kind} {t.num_players}-player table"
+    table = "a 500 Rum table" if t.rum500 and t.fixed_layout else t.describe()
     fallback = getattr(make_opponent, "fallback", None)
     if fallback is None:
         raise ValueError(f"the opponent {agent_name!r} cannot play {table} ({why}); start rummy web with "
                          f"--agent {FALLBACK_AGENT} (or greedy, random, search), or a policy trained for such "
                          "a table (onnx:DIR, ppo:PATH)")
-    note = (f"{agent_name} was trained for the classic heads-up table and cannot play {table} ({why}); "
-            f"the computer plays '{fallback}' here")
+    note = (f"no shipped policy plays {table} ({agent_name}: {why}); the computer plays '{fallback}' here")
     return make_agent(fallback, seed=seed), fallback, note
 
 

@@ -381,8 +381,8 @@ def test_pretrained_preset_names():
     from rummy_env.agents import make_agent
 
     assert type(make_agent("pretrained:classic")).__name__ == "PPOAgent"
-    with pytest.raises(ValueError, match="no policy is shipped for the rum500 table yet"):
-        make_agent("pretrained:rum500")
+    with pytest.raises(ValueError, match="no policy is shipped for the turnover table yet"):
+        make_agent("pretrained:turnover")
     with pytest.raises(ValueError, match="unknown preset 'chess'; presets: classic"):
         make_agent("pretrained:chess")
 

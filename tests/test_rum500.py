@@ -654,10 +654,10 @@ def test_a_policy_for_another_kind_of_table_is_refused_up_front(rum500_export):
 
     with pytest.raises(ValueError, match="--opponent .* cannot play this table: it was trained for a 2-player rum500"):
         Game("classic", f"onnx:{rum500_export}", 0, 1, "hand", io.StringIO("q\n"), Console(file=io.StringIO()))
-    # the shipped classic policy, the default opponent, is replaced by the heuristic at a 500 Rum table
+    # the default opponent at a 500 Rum table is the policy shipped for it (issue 25)
     out = io.StringIO()
     g = Game("rum500", "pretrained", 0, 1, "hand", io.StringIO("q\n"), Console(file=out))
-    assert g.opponent_name == "heuristic" and "cannot play this table" in out.getvalue()
+    assert g.opponent_name == "pretrained:rum500" and "heuristic" not in out.getvalue()
     assert rummy(["eval", "--agents", f"onnx:{rum500_export}", "random", "--rules", "classic", "--deals", "1",
                   "--quiet"]) != 0
 

@@ -748,7 +748,7 @@ def test_rum500_default_opponent_falls_back_to_heuristic_with_a_note():
     with TestClient(create_app(t)) as c:
         cfg = c.get("/api/config").json()
         assert cfg["agent"] == "heuristic" and cfg["rules"] == "rum500" and "rum500" in cfg["presets"]
-        assert "cannot play a 500 Rum table" in cfg["agent_note"] and "'heuristic'" in cfg["agent_note"]
+        assert "no shipped policy plays a 500 Rum table" in cfg["agent_note"] and "'heuristic'" in cfg["agent_note"]
         r = c.post("/api/new", json={})
         assert r.status_code == 200, r.text
         v = r.json()["view"]
@@ -785,16 +785,19 @@ def test_rum500_cli_refuses_a_classic_policy_and_names_heuristic():
     assert "cannot play a 500 Rum table" in r.stderr and "--agent heuristic" in r.stderr, r.stderr
 
 
-def test_rum500_shipped_policy_falls_back_to_heuristic(tmp_path):
+def test_a_table_without_a_shipped_policy_falls_back_to_heuristic(tmp_path):
+    """The default opponent plays the policy shipped for each table (issue 25); at a table
+    no shipped policy plays (round-the-corner runs here), heuristic plays and the note says why."""
     needs("torch")
     needs("onnx")
     needs("onnxruntime")
     make, name = opponent_factory("pretrained-onnx", cache_dir=tmp_path / "cache")
-    t = WebTable(make, name, rules="rum500", seed=1)
+    around = {"preset": "classic", "aces": "around"}
+    t = WebTable(make, name, rules=around, seed=1)
     cfg = t.config()
     assert cfg["agent"] == "heuristic"
-    assert cfg["agent_note"].startswith("pretrained-onnx (the shipped policy) was trained for the classic heads-up "
-                                        "table and cannot play a 500 Rum table")
+    assert cfg["agent_note"].startswith("no shipped policy plays a 2-player around table (pretrained-onnx "
+                                        "(the shipped policy): it was trained for"), cfg["agent_note"]
     v = t.new_match({})["view"]
     assert v["agent"] == "heuristic" and v["agent_note"] == cfg["agent_note"]
     v = t.new_match({"rules": "classic"})["view"]  # the same server: the shipped policy plays a classic match
