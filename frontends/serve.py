@@ -30,7 +30,6 @@ Needs fastapi, uvicorn, onnxruntime and numpy (not torch).
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import sys
 from pathlib import Path
@@ -250,12 +249,9 @@ def shipped_policy_dir(policy: str, rules: str = "classic", cache_dir: str | Non
 
 
 def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    from rummy_env.loopback import is_loopback
+
+    return is_loopback(host)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -101,3 +101,13 @@ def test_export_and_serve_take_the_tables_policy(tmp_path):
     assert game["view"]["agent"] == "pretrained-onnx (the policy shipped for rum500)"
     classic = table.new_match({"rules": "classic", "seed": 3})
     assert classic["view"]["agent"] == name
+
+
+def test_one_loopback_answer_for_every_server():
+    from rummy_env.frontends.serve import _is_loopback
+    from rummy_env.loopback import is_loopback
+
+    for host in ("127.0.0.1", "127.3.2.1", "::1", "[::1]", "localhost"):
+        assert is_loopback(host) and _is_loopback(host), host
+    for host in ("0.0.0.0", "10.0.0.1", "192.168.1.2", "::", "example.com", "", None):
+        assert not is_loopback(host), host

@@ -94,17 +94,11 @@ def ray_environ(local: bool = True) -> dict[str, str]:
 def loopback_address(address: str | None) -> bool:
     """``address`` (``host:port``, ``ray://host:port``) names a Ray on this machine's
     loopback (127.0.0.0/8, ``localhost``, ``::1``)."""
-    import ipaddress
+    from rummy_env.loopback import is_loopback
 
     if not address:
         return False
-    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback(address.split("://", 1)[-1].rsplit(":", 1)[0])
 
 
 def init_ray(address: str | None = None, num_cpus: int | None = None, object_store_mb: int = 512) -> Any:
