@@ -22,7 +22,7 @@ def mask_logits(logits: Any, mask: Any) -> Any:
     """``logits`` with every entry whose ``mask`` entry is 0 (False) set to ``MASK_FILL``.
 
     Args:
-        logits: float ``[..., 579]``: a numpy array or a torch tensor.
+        logits: float ``[..., N]`` (N: the table's action count, ``Table.num_actions``: 579 at a standard table): a numpy array or a torch tensor.
         mask: the action mask, same shape (bool or any int dtype, nonzero = legal),
             of the same kind as ``logits`` (numpy with numpy, torch with torch).
 

@@ -191,7 +191,7 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
     """Play one hand (or, with ``matches``, one match to ``rules.target``) from ``seed``.
 
     ``agents[s]`` plays seat ``s`` and gets only ``(observation float32 (obs_size(n),),
-    action_mask int8 (579,))``. In a match, hand ``k`` is dealt from
+    action_mask int8 (N,))`` (N: the table's action count). In a match, hand ``k`` is dealt from
     ``hand_seed(seed, k)`` (the dealer passes left each hand, RULES.md §7).
 
     Returns:

@@ -466,7 +466,7 @@ class PlayerView:
     Args:
         observation: float32 array of shape ``(obs_size(n),)`` for some ``n`` in 2..6
             (the player count is read from the length).
-        action_mask: int8 (or bool) array of shape ``(579,)``, 1 = legal.
+        action_mask: int8 (or bool) array of shape ``(N,)`` (N: ``Table.num_actions``, 579 at a standard table), 1 = legal.
 
     Attributes (cards are ints 0..51; card sets are 52-bit int masks):
         n: number of players. ``opp`` lists below are indexed ``k - 1`` for the
@@ -753,7 +753,7 @@ class RandomAgent(SeededAgent):
 
         Args:
             observation: the seat's observation vector (unused).
-            action_mask: int8 ``(579,)``, 1 = legal.
+            action_mask: int8 ``(N,)`` (N: ``Table.num_actions``, 579 at a standard table), 1 = legal.
 
         Raises:
             ValueError: no action is legal (the seat is not to move).

@@ -11,12 +11,14 @@ exported by ``export_rllib_checkpoint``, which needs ``ray[rllib]``).
 name               dtype      shape              meaning
 =================  =========  =================  ==============================================
 ``observation``    float32    [batch, obs_dim]   the env's ``"observation"`` vector (``spec["observation"]``)
-``action_mask``    int8       [batch, 579]       the env's ``"action_mask"``: 1 = legal, 0 = illegal
-``masked_logits``  float32    [batch, 579]       the policy's logits; illegal actions set to ``MASK_FILL`` (-1e9)
+``action_mask``    int8       [batch, N]         the env's ``"action_mask"``: 1 = legal, 0 = illegal
+``masked_logits``  float32    [batch, N]         the policy's logits; illegal actions set to ``MASK_FILL`` (-1e9)
 ``action``         int64      [batch]            argmax of ``masked_logits``: the greedy legal action
 =================  =========  =================  ==============================================
 
-The mask is applied inside the graph, so ``softmax(masked_logits)`` gives illegal
+``N`` is the action count of the table the policy plays (``spec["actions"]["num_actions"]``,
+``Table.num_actions``: 579 at a standard table, 631 at a 500 Rum one, 9,402 at the jokers
+table). The mask is applied inside the graph, so ``softmax(masked_logits)`` gives illegal
 actions probability exactly 0 (``exp(-1e9 - max)`` underflows to 0 in float32). The
 logits are those of SB3's ``policy.action_net(mlp_extractor.policy_net(features))``,
 the network SB3's ``docs/guide/export.md`` exports. A row whose mask is all zeros
@@ -210,7 +212,7 @@ def _onnx_module(policy: Any) -> Any:
 
 def masked_graph(logits_net: Any) -> Any:
     """A ``torch.nn.Module`` ``(observation, action_mask) -> (masked_logits, action)`` over
-    any module mapping observations ``[B, obs_dim]`` to logits ``[B, 579]`` (the graph
+    any module mapping observations ``[B, obs_dim]`` to logits ``[B, N]`` (N: the table's action count, ``Table.num_actions``: 579 at a standard table) (the graph
     ``_onnx_module`` builds for an SB3 policy, for other sources such as RLlib)."""
     import torch
 

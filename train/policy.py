@@ -39,7 +39,7 @@ def _mask_tensor(action_masks, shape: torch.Size, device: torch.device) -> torch
 class FastMaskablePolicy(MaskableActorCriticPolicy):
     """``MaskableActorCriticPolicy`` with one log-softmax and Gumbel-max sampling.
 
-    ``forward(obs [B, obs_dim], deterministic, action_masks [B, 579] bool)`` returns
+    ``forward(obs [B, obs_dim], deterministic, action_masks [B, N] (N: the table's action count, ``Table.num_actions``: 579 at a standard table) bool)`` returns
     ``(actions int64 [B], values float32 [B, 1], log_prob float32 [B])``;
     ``evaluate_actions`` returns ``(values [B, 1], log_prob [B], entropy [B])``.
     """

@@ -18,7 +18,7 @@ from rummy_env.agents.masking import mask_logits
 
 class ActorNet(nn.Module):
     """The actor of an SB3 MlpPolicy as one plain module: observation float32
-    ``[B, obs_dim]`` -> logits float32 ``[B, 579]`` (no mask applied).
+    ``[B, obs_dim]`` -> logits float32 ``[B, N]`` (N: the table's action count, ``Table.num_actions``: 579 at a standard table) (no mask applied).
 
     Built from sizes (so worker processes can rebuild it from a state dict) or from a
     policy with ``ActorNet.from_policy``; layers mirror SB3's features extractor
@@ -90,7 +90,7 @@ class ActorNet(nn.Module):
 
 
 def masked_logits(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """Logits of ``net`` for a batch, illegal actions set to ``MASK_FILL`` (float32 ``[B, 579]``)."""
+    """Logits of ``net`` for a batch, illegal actions set to ``MASK_FILL`` (float32 ``[B, N]``)."""
     with torch.no_grad():
         logits = net(torch.as_tensor(obs, dtype=torch.float32)).numpy()
     return mask_logits(logits, masks)

@@ -123,7 +123,7 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
     (the ``TrainConfig`` keys of the same names; defaults ``"cards"``, 256, ``[128]``).
     The observation space may be the env's Dict (``"observation"`` Box + ``"action_mask"``)
     or the Box alone. Every forward pass reads ``"observation"`` as float32 ``[B, obs_dim]``
-    and sets the logits ``[B, 579]`` of actions whose ``"action_mask"`` bit is 0 to
+    and sets the logits ``[B, N]`` (N: the table's action count, ``Table.num_actions``: 579 at a standard table) of actions whose ``"action_mask"`` bit is 0 to
     ``MASK_FILL``; the batch it is given is not changed. ``_forward_train`` returns the
     shared features as ``Columns.EMBEDDINGS`` so the PPO learner's value pass reuses them.
 
@@ -171,11 +171,11 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
 
     # -- the network
     def logits(self, obs: torch.Tensor) -> torch.Tensor:
-        """Unmasked logits float32 ``[B, 579]`` of observations float32 ``[B, obs_dim]``."""
+        """Unmasked logits float32 ``[B, N]`` of observations float32 ``[B, obs_dim]``."""
         return self.action_net(self.mlp_extractor.forward_actor(self.features_extractor(obs.float())))
 
     def logits_and_values(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(logits [B, 579], values [B])`` with the shared features computed once: the
+        """``(logits [B, N], values [B])`` with the shared features computed once: the
         ``forward`` of ``rummy_env.train.warmstart.fit`` (as ``sb3_forward`` is for SB3)."""
         feats = self.features_extractor(obs.float())
         latent_pi, latent_vf = self.mlp_extractor(feats)
@@ -294,7 +294,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
 class ActorLogits(torch.nn.Module):
     """The actor of a ``MaskedPPOTorchRLModule`` as a plain module: observation float32
-    ``[B, obs_dim]`` -> logits ``[B, 579]`` (no mask). Used for export and evaluation."""
+    ``[B, obs_dim]`` -> logits ``[B, N]`` (no mask). Used for export and evaluation."""
 
     def __init__(self, module: MaskedPPOTorchRLModule) -> None:
         super().__init__()
@@ -312,7 +312,7 @@ class ActorLogits(torch.nn.Module):
 
 
 def actor_of(module: Any) -> torch.nn.Module:
-    """The actor (observation float32 ``[B, obs_dim]`` -> logits ``[B, 579]``) of a
+    """The actor (observation float32 ``[B, obs_dim]`` -> logits ``[B, N]``) of a
     learner module as a plain torch module in eval mode, a copy: as ``ActorNet`` for a
     ``CardPPOTorchRLModule``, as ``ActorLogits`` for an older ``MaskedPPOTorchRLModule``."""
     import copy

@@ -100,7 +100,7 @@ def teachers(teacher: str, n: int, seed: int, teacher_weights: dict[str, float] 
 
 def greedy_student(forward: Callable) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A network's most probable legal actions, ``forward`` as in ``fit``:
-    ``(obs float32 [B, obs_dim], masks bool [B, 579]) -> int64 [B]``."""
+    ``(obs float32 [B, obs_dim], masks bool [B, N] (N: the table's action count, ``Table.num_actions``: 579 at a standard table)) -> int64 [B]``."""
     def act(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             logits = mask_logits(forward(torch.as_tensor(obs))[0], torch.as_tensor(masks))
@@ -405,7 +405,7 @@ Forward = Callable[[torch.Tensor], "tuple[torch.Tensor, torch.Tensor]"]
 
 def sb3_forward(policy: Any) -> Forward:
     """The forward pass of an sb3-contrib ``MaskableActorCriticPolicy`` as
-    ``obs float32 [B, obs_dim] -> (logits [B, 579], values [B])``: features computed
+    ``obs float32 [B, obs_dim] -> (logits [B, N], values [B])``: features computed
     once when the policy and value networks share them (the default network's trunk)."""
     def forward(o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         feats = policy.extract_features(o)
@@ -478,7 +478,7 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
 
 def agreement(forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> float:
     """Share of positions whose most probable legal action under ``forward`` is ``actions``
-    (obs float32 ``[N, obs_dim]``, masks bool ``[N, 579]``, actions int64 ``[N]``)."""
+    (obs float32 ``[N, obs_dim]``, masks bool ``[N, N]``, actions int64 ``[N]``)."""
     act = greedy_student(forward)
     hits = sum(int((act(obs[s:s + 8192], masks[s:s + 8192]) == actions[s:s + 8192]).sum())
                for s in range(0, len(actions), 8192))
