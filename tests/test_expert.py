@@ -131,13 +131,13 @@ def test_init_policy_and_teacher_errors(tmp_path, kw, words):
 
 def test_expert_iteration_skips_the_cloning_and_fits_search_labels(tmp_path):
     cfg = _cfg(tmp_path / "d", warmstart_teacher="search:2", warmstart_dagger_rounds=1,
-               warmstart_dagger_decisions=1500, warmstart_dagger_epochs=1)
+               warmstart_dagger_decisions=1000, warmstart_dagger_epochs=1)
     assert warmstart.num_fits(cfg) == 1 and not warmstart.clones_first(cfg)
     tr = Trainer(cfg, verbose=0)
     try:
         ws = tr.state["warm_start"]
         assert ws["decisions"] == 0 and set(ws["parts_s"]) == {"dagger_1_play", "dagger_1_fit"}
-        assert 0 < ws["samples"] <= 1500 and 0 <= ws["dagger_1_agreement_before"] <= 1
+        assert 0 < ws["samples"] <= 1000 and 0 <= ws["dagger_1_agreement_before"] <= 1
         shipped = make_agent("pretrained").policy.state_dict()
         moved = tr.model.policy.state_dict()
         assert any(not torch.equal(moved[k], shipped[k]) for k in shipped)  # the labels were fitted
