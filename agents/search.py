@@ -495,6 +495,9 @@ class SearchAgent:
                              f"got {guide!r}")
         self.guide = guide.strip()
         self._guide = _guide_policy(self.guide) if self.guide else None
+        if self._guide is not None:  # the guide's table is the search's: table_misfit reads these
+            self.obs_shape = getattr(self._guide, "obs_shape", None)
+            self.n_actions = getattr(self._guide, "n_actions", None)
         self.top = top
         self.base = base
         self.samples, self.depth, self.halving, self.margin = samples, depth, halving, float(margin)
@@ -559,6 +562,14 @@ class SearchAgent:
         draws; the guide's ``top`` discards and the base's), anything else (a meld, a lay-off,
         a dig, a dug card to play) is the guide's."""
         legal = v.legal
+        shape = getattr(self._guide, "obs_shape", None)
+        if shape is not None and tuple(np.shape(observation)) != tuple(shape):
+            from rummy_env.observation import describe_table
+
+            raise ValueError(f"the search's guide {self.guide!r} was trained for "
+                             f"{describe_table(shape[0], getattr(self._guide, 'n_actions', None))}, this observation "
+                             f"is from {describe_table(len(observation), len(action_mask))}: give a guide trained "
+                             f"for this table (pretrained:PRESET, ppo:PATH)")
         lg = np.asarray(self._guide.logits(observation), dtype=np.float64)[: len(action_mask)]
         order = sorted(legal, key=lambda a: (-lg[a], a))
         prior = order[0]
@@ -681,6 +692,9 @@ def parse_options(text: str) -> dict[str, Any]:
             out[key] = val.strip().lower()
             continue
         if key == "guide":  # a policy name (a path keeps its case)
+            if not val.strip():
+                raise ValueError("search option guide needs a trained policy: pretrained, pretrained:PRESET or "
+                                 "ppo:PATH (e.g. 'search:guide=pretrained')")
             out[key] = val.strip()
             continue
         try:
@@ -689,6 +703,9 @@ def parse_options(text: str) -> dict[str, Any]:
             kind = "a number" if key == "margin" else "an int"
             raise ValueError(f"search option {key} must be {kind}, got {val.strip()!r}") from None
         out[key] = iv
+    if "top" in out and not out.get("guide"):
+        raise ValueError("search option top counts the guide's discards: it needs guide=POLICY "
+                         "(e.g. 'search:guide=pretrained,top=2')")
     SearchAgent(None, **out)  # range checks with the constructor's messages
     return out
 

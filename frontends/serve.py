@@ -224,24 +224,33 @@ def make_server(policy_dir: str | Path, port: int, host: str = DEFAULT_HOST, log
     return uvicorn.Server(config)
 
 
-def shipped_policy_dir(policy: str, rules: str = "classic", cache_dir: str | None = None) -> str:
+def shipped_policy_dir(policy: str, rules: str | None = None, cache_dir: str | None = None) -> str:
     """The export directory ``rummy serve --policy`` names: ``policy`` itself, or for
-    ``pretrained`` the policy shipped for the table of ``rules``
-    (``rummy_env.agents.pretrained_for``) and for ``pretrained:PRESET`` that preset's,
+    ``pretrained`` the policy shipped for the table of ``rules`` (default classic;
+    ``rummy_env.agents.pretrained_for``) and for ``pretrained:PRESET`` that preset's,
     exported to ONNX on first use (``rummy_env.frontends.web.exported_pretrained``).
 
     Raises:
-        ValueError: unknown rules, no shipped policy for the table, or a failed export."""
+        ValueError: unknown rules, no shipped policy for the table, ``rules`` given with
+            an export directory or with a ``pretrained:PRESET`` of another table, or a
+            failed export."""
     text = str(policy).strip()
     low = text.lower()
     if low != "pretrained" and not low.startswith("pretrained:"):
+        if rules is not None:
+            raise ValueError(f"--rules chooses the table of --policy pretrained; the export directory {text} "
+                             f"carries its own rules (its spec.json): drop --rules")
         return text
     from rummy_env.agents import PRETRAINED, pretrained_for
     from rummy_env.rules import Rules
 
     from .web import exported_pretrained
 
-    preset = low.partition(":")[2].strip() if ":" in low else pretrained_for(Rules.make(rules))
+    own = pretrained_for(Rules.make(rules if rules is not None else "classic"))
+    preset = low.partition(":")[2].strip() if ":" in low else own
+    if ":" in low and rules is not None and preset != own:
+        raise ValueError(f"--policy {text} is the policy of the {preset} table, but --rules {rules} asks for "
+                         f"{'the ' + own + ' one' if own else 'a table no shipped policy plays'}: give one of them")
     if preset is None or preset not in PRETRAINED:
         raise ValueError(f"--policy {text}: no policy is shipped for {preset or 'the ' + str(rules) + ' table'} "
                          f"(shipped: {', '.join(PRETRAINED)}); give an export directory (rummy export)")
@@ -258,7 +267,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", default="pretrained", metavar="DIR",
                         help="an export directory (policy.onnx + spec.json), or 'pretrained' (the default: the "
                              "policy shipped for --rules, exported to ONNX on first use) or 'pretrained:PRESET'")
-    parser.add_argument("--rules", default="classic", metavar="PRESET",
+    parser.add_argument("--rules", default=None, metavar="PRESET",
                         help="with --policy pretrained: the table whose shipped policy is served (default classic)")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help="where a shipped policy's export is kept (default: rummy web's cache folder)")
@@ -286,7 +295,7 @@ def main(args: argparse.Namespace) -> int:
         raise ValueError(f"--host {host}: not an IP address or a host name this machine resolves "
                          f"({getattr(e, 'strerror', None) or e}); give e.g. 127.0.0.1 (this machine only, the "
                          "default) or 0.0.0.0 (every interface)") from None
-    policy = shipped_policy_dir(args.policy, getattr(args, "rules", "classic"), getattr(args, "cache", None))
+    policy = shipped_policy_dir(args.policy, getattr(args, "rules", None), getattr(args, "cache", None))
     server = make_server(policy, args.port, host=host, log_level=args.log_level)
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

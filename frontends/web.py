@@ -158,7 +158,7 @@ def exported_pretrained(cache_dir: str | os.PathLike | None = None, preset: str 
     except OSError as e:
         raise ValueError(f"cannot use the cache folder {cache} ({e}); give another with --cache DIR") from None
     try:
-        print(f"exporting the shipped policy to ONNX in {out} (first use) ...", file=sys.stderr)
+        print(f"exporting the policy shipped for {preset} to ONNX in {out} (first use) ...", file=sys.stderr)
         export_policy(str(zip_path), tmp)
         try:
             os.replace(tmp, out)
@@ -190,6 +190,8 @@ class Opponent:
     def __call__(self, seed: int | None) -> Any:
         from rummy_env.agents import make_agent
 
+        if self.spec is None:  # the shipped classic policy, exported on first use
+            self.spec = f"onnx:{exported_pretrained(self.cache_dir)}"
         return make_agent(self.spec, seed=seed)
 
     def for_table(self, rules: Rules) -> "Opponent":
@@ -215,11 +217,11 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
                      ) -> tuple[Opponent, str]:
     """``(make(seed) -> agent, description)`` for ``--agent name``.
 
-    ``pretrained-onnx`` is the shipped policy exported to ONNX (``exported_pretrained``);
-    it plays the standard heads-up table it was trained for, and ``heuristic`` plays for
-    it at another kind of table (a 500 Rum table, RULES.md §10.4; see ``fit_opponent``).
+    ``pretrained-onnx`` is the policy shipped for each table exported to ONNX
+    (``exported_pretrained``, when a table first needs it: ``Opponent.for_table``,
+    ``fit_opponent``); ``heuristic`` plays for it at a table no shipped policy plays.
     Any other name goes to ``rummy_env.agents.make_agent`` and must fit the table it is
-    asked to play. One agent is built here, so a bad name fails at once.
+    asked to play; one agent of it is built here, so a bad name fails at once.
 
     Raises:
         ValueError: an unknown agent name (the message lists the allowed ones), a
@@ -230,14 +232,9 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"--agent must be a non-empty name, got {name!r}")
     if name.strip().lower() == DEFAULT_AGENT:
-        folder = exported_pretrained(cache_dir)
-        spec = f"onnx:{folder}"
-        try:
-            make_agent(spec, seed=0)
-        except ValueError as e:
-            raise ValueError(f"{e}; or start with --agent heuristic") from None
+        # the policy of each table is exported when a table first needs it (fit_opponent)
         desc = f"{DEFAULT_AGENT} (the shipped policy)"
-        return Opponent(spec, desc, fallback=FALLBACK_AGENT, cache_dir=cache_dir, shipped=True), desc
+        return Opponent(None, desc, fallback=FALLBACK_AGENT, cache_dir=cache_dir, shipped=True), desc
     try:
         make_agent(name, seed=0)
     except ValueError as e:
@@ -261,20 +258,33 @@ def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, ru
     from rummy_env.agents import make_agent, table_misfit
     from rummy_env.table import Table
 
+    from rummy_env.agents import pretrained_for
+
     t = Table.of(rules)
+    table = "a 500 Rum table" if t.rum500 and t.fixed_layout else t.describe()
+    fallback = getattr(make_opponent, "fallback", None)
+    if getattr(make_opponent, "shipped", False) and pretrained_for(rules) is None:  # nothing to export or load
+        note = f"no shipped policy plays {table}; the computer plays '{fallback}' here"
+        return make_agent(fallback, seed=seed), fallback, note
     if callable(getattr(make_opponent, "for_table", None)):  # the default: the policy shipped for this table
         own = make_opponent.for_table(rules)
         if own is not make_opponent:
             make_opponent, agent_name = own, own.name
-    agent = make_opponent(seed)
+    try:
+        agent = make_opponent(seed)
+    except ValueError as e:
+        if getattr(make_opponent, "shipped", False) or agent_name.startswith(DEFAULT_AGENT):
+            raise ValueError(f"{e}; or start with --agent heuristic") from None
+        raise
     why = table_misfit(agent, rules)
     if why is None:
         return agent, agent_name, None
-    table = "a 500 Rum table" if t.rum500 and t.fixed_layout else t.describe()
-    fallback = getattr(make_opponent, "fallback", None)
     if fallback is None:
+        from rummy_env.agents.search import SearchAgent
+
+        others = "greedy, random" + (", search" if t.kind in SearchAgent.table_kinds else "")
         raise ValueError(f"the opponent {agent_name!r} cannot play {table} ({why}); start rummy web with "
-                         f"--agent {FALLBACK_AGENT} (or greedy, random, search), or a policy trained for such "
+                         f"--agent {FALLBACK_AGENT} (or {others}), or a policy trained for such "
                          "a table (onnx:DIR, ppo:PATH)")
     note = (f"no shipped policy plays {table} ({agent_name}: {why}); the computer plays '{fallback}' here")
     return make_agent(fallback, seed=seed), fallback, note

@@ -112,8 +112,14 @@ def test_init_policy_starts_from_the_shipped_weights(tmp_path):
 
 
 def test_init_policy_of_another_network_is_refused(tmp_path):
-    with pytest.raises(ValueError, match=r"another network than this config.*trunk"):
+    with pytest.raises(ValueError, match=r"does not fit this run: its parameter .* is \(256, 1756\), this config's "
+                                         r"network at the classic table has \(128, 1756\).*same features, trunk"):
         Trainer(_cfg(tmp_path / "b", trunk=128), verbose=0)
+    assert not (tmp_path / "b").exists()  # the run folder it made is removed
+    with pytest.raises(ValueError, match="'pretrained' is the classic policy, the one shipped for this table is "
+                                         "'pretrained:rum500'"):
+        Trainer(_cfg(tmp_path / "r", rules="rum500"), verbose=0)
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("kw, words", [
@@ -214,7 +220,24 @@ def test_guided_search_is_blind_to_hidden_cards_and_stock_order():
     ("search:guide=ppo:/no/such.zip", "policy file not found"),
     ("search:guide=pretrained:jokers", "no policy is shipped for the jokers table"),
     ("search:guide=pretrained,top=0", "top must be an int >= 1"),
+    ("search:guide=", "guide needs a trained policy"),
+    ("search:top=2", "top counts the guide's discards: it needs guide=POLICY"),
 ])
 def test_guided_search_options_refused(spec, words):
     with pytest.raises(ValueError, match=words):
         make_agent(spec)
+
+
+def test_a_guide_of_another_table_is_told_before_and_when_it_acts():
+    from rummy_env.agents import table_misfit
+
+    gs = make_agent("search:guide=pretrained:rum500")
+    assert table_misfit(gs, Rules.preset("rum500")) is None
+    assert table_misfit(gs, CLASSIC).startswith("it was trained for a 2-player rum500 table, this is a 2-player "
+                                                "standard table")
+    env = rummy_v0.raw_env(rules="classic")
+    env.reset(seed=1)
+    ob = env.observe(env.agent_selection)
+    with pytest.raises(ValueError, match="the search's guide 'pretrained:rum500' was trained for a 2-player rum500 "
+                                         "table, this observation is from a 2-player standard table"):
+        gs.act(ob["observation"], ob["action_mask"])

@@ -86,7 +86,11 @@ def test_export_and_serve_take_the_tables_policy(tmp_path):
     folder = Path(shipped_policy_dir("pretrained", "rum500", str(tmp_path)))
     spec = json.loads((folder / "spec.json").read_text())
     assert spec["actions"]["num_actions"] == 631 and "rum500" in json.dumps(spec["rules"])
-    assert shipped_policy_dir(str(folder), "classic", str(tmp_path)) == str(folder)  # a folder is itself
+    assert shipped_policy_dir(str(folder), None, str(tmp_path)) == str(folder)  # a folder is itself
+    with pytest.raises(ValueError, match="carries its own rules"):
+        shipped_policy_dir(str(folder), "classic", str(tmp_path))
+    with pytest.raises(ValueError, match="pretrained:rum500 is the policy of the rum500 table, but --rules classic"):
+        shipped_policy_dir("pretrained:rum500", "classic", str(tmp_path))
     with pytest.raises(ValueError, match="no policy is shipped for two_decks"):
         shipped_policy_dir("pretrained:two_decks", "classic", str(tmp_path))
     # the web table's default opponent at a 500 Rum table: that export, played with onnxruntime

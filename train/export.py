@@ -467,14 +467,20 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError(f"--rules is not valid JSON: {e}") from None
     if not args.out or not args.out.strip():  # Path("") is the current folder: never meant
         raise ValueError("--out must name a folder for policy.onnx and spec.json, got an empty path")
+    fresh = not Path(args.out).exists()
     try:  # an unusable output folder is an error before any work is done
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ValueError(f"--out {args.out!r} cannot be used as an output folder: {e}") from None
-    spec = export_policy(args.source, args.out, rules=rules)
+    try:
+        spec = export_policy(args.source, args.out, rules=rules)
+    except ValueError as e:
+        if fresh and not any(Path(args.out).iterdir()):  # the folder made above stays only with an export in it
+            Path(args.out).rmdir()
+        raise ValueError(str(e).replace("(given to export_policy)", "(given with --rules)")) from None
     out = Path(args.out)
     print(f"wrote {out / 'policy.onnx'} and {out / 'spec.json'}")
-    print(f"rules: {json.dumps(spec['rules']['json'])} ({spec['rules']['source']})")
+    print(f"rules: {json.dumps(spec['rules']['json'])} ({spec['rules']['source'].replace('given to export_policy', 'given with --rules')})")
     print(f"inputs: observation float32 [batch, {spec['observation']['size']}], "
           f"action_mask int8 [batch, {spec['actions']['num_actions']}]")
     if "default" in spec["rules"]["source"]:

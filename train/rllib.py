@@ -149,12 +149,7 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
     for b in m.BASELINES:
         specs[b] = RLModuleSpec(module_class=m.ScriptedRLModule, model_config={"agent": b})
     weights = {k: float(v) for k, v in cfg.opponent_weights.items()}
-    if cfg.init_policy.strip():
-        raise ValueError("the rllib backend cannot start from an SB3 policy (init_policy); start from one with "
-                         "the sb3 backend")
-    if cfg.warmstart_teacher.startswith(("search", "heuristic:")):
-        raise ValueError(f"the rllib backend's warm start takes a baseline teacher ({', '.join(m.BASELINES)}), "
-                         f"not {cfg.warmstart_teacher!r}; use the sb3 backend")
+    refuse_sb3_only(cfg)
     if weights.get("fixed", 0) > 0:
         raise ValueError("the rllib backend has no 'fixed' opponent kind (fixed_opponent); train against a "
                          "fixed agent with the sb3 backend")
@@ -531,9 +526,23 @@ def parse_resources(items: list[str]) -> dict[str, float]:
     return out
 
 
+def refuse_sb3_only(cfg: TrainConfig) -> None:
+    """Raise ``ValueError`` for config keys only the sb3 backend has: ``init_policy``, a
+    search or ``heuristic:OPTIONS`` warm-start teacher. Checked before Ray starts."""
+    from rummy_env.agents import BASELINES as baselines
+
+    if cfg.init_policy.strip():
+        raise ValueError("the rllib backend cannot start from an SB3 policy (init_policy); start from one with "
+                         "the sb3 backend")
+    if cfg.warmstart_teacher.startswith(("search", "heuristic:")):
+        raise ValueError(f"the rllib backend's warm start takes a baseline teacher ({', '.join(baselines)}), "
+                         f"not {cfg.warmstart_teacher!r}; use the sb3 backend")
+
+
 def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
     """Run ``rummy train --backend rllib`` (the TrainConfig plus ``args.num_env_runners``,
     ``args.address``, ``args.resume``). Returns 0."""
+    refuse_sb3_only(cfg)
     address = getattr(args, "address", None) or None
     n_runners = getattr(args, "num_env_runners", None)
     n_runners = 1 if n_runners is None else int(n_runners)

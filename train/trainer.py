@@ -346,6 +346,7 @@ class Trainer:
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck = load_checkpoint(resume, cfg, self.rules) if resume else None
+        self._fresh_dir = not self.run_dir.exists()  # a run folder made here is removed if init fails
         self.run_dir.mkdir(parents=True, exist_ok=True)
         cfg.save(self.run_dir, self.rules.to_json())
         torch.set_num_threads(cfg.torch_threads)
@@ -461,21 +462,32 @@ class Trainer:
                 (the message names the first parameter whose name or shape differs)."""
         from .config import init_policy_path
 
+        from rummy_env.agents import pretrained_for
+
         path = init_policy_path(self.cfg.init_policy)
+
+        def refuse(msg: str) -> None:
+            self.venv.close()
+            if self._fresh_dir:  # nothing of this run is kept: the folder held only its config
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+            raise ValueError(msg)
+
         try:
             with legacy_module_names():
                 src = MaskablePPO.load(path, device="cpu")
         except Exception as e:  # noqa: BLE001 - a corrupt or foreign zip
-            self.venv.close()
-            raise ValueError(f"init_policy {self.cfg.init_policy!r}: cannot load {path}: {e}") from None
+            refuse(f"init_policy {self.cfg.init_policy!r}: cannot load {path}: {e}")
         mine, theirs = self.model.policy.state_dict(), src.policy.state_dict()
         for k, v in mine.items():
             if k not in theirs or tuple(theirs[k].shape) != tuple(v.shape):
-                self.venv.close()
                 got = tuple(theirs[k].shape) if k in theirs else "missing"
-                raise ValueError(f"init_policy {self.cfg.init_policy!r} has another network than this config at "
-                                 f"the {self.cfg.rules} table: parameter {k} is {got}, this config's is "
-                                 f"{tuple(v.shape)} (same features, trunk and net_arch, and the same table, needed)")
+                own = pretrained_for(self.rules)
+                hint = (f"; 'pretrained' is the classic policy, the one shipped for this table is "
+                        f"'pretrained:{own}'" if own and own != "classic" and self.cfg.init_policy.strip().lower()
+                        == "pretrained" else "")
+                refuse(f"init_policy {self.cfg.init_policy!r} does not fit this run: its parameter {k} is {got}, "
+                       f"this config's network at the {self.cfg.rules} table has {tuple(v.shape)}; the policy must "
+                       f"have been trained at this table with the same features, trunk and net_arch{hint}")
         self.model.policy.load_state_dict(theirs)
 
     def _make_venv(self):
