@@ -248,6 +248,9 @@ def shipped_policy_dir(policy: str, rules: str | None = None, cache_dir: str | N
 
     own = pretrained_for(Rules.make(rules if rules is not None else "classic"))
     preset = low.partition(":")[2].strip() if ":" in low else own
+    if preset is not None and preset not in PRETRAINED:
+        raise ValueError(f"--policy {text}: no policy is shipped for {preset} (shipped: {', '.join(PRETRAINED)}); "
+                         f"give an export directory (rummy export)")
     if ":" in low and rules is not None and preset != own:
         raise ValueError(f"--policy {text} is the policy of the {preset} table, but --rules {rules} asks for "
                          f"{'the ' + own + ' one' if own else 'a table no shipped policy plays'}: give one of them")
