@@ -29,10 +29,10 @@ from .scripted import GreedyAgent, HeuristicAgent
 BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
 AGENT_NAMES = (*BASELINES, "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
                "heuristic:OPTIONS", "MODULE:ATTR")
-PRETRAINED = {"classic": "policy.zip", "rum500": "rum500/policy.zip"}
-"""Shipped policies by the preset they were trained on (files in ``agents/pretrained/``)."""
+from .shipped import PRETRAINED, pretrained_for, pretrained_path  # noqa: E402 - the shipped policies
 _PREFIXES = ("ppo", "onnx", "search", "pretrained", "heuristic")  # NAME:... forms that are not MODULE:ATTR
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
+"""The shipped classic policy's zip (``make_agent("pretrained")`` reads this name: tests point it elsewhere)."""
 
 _SCRIPTED = dict(zip(BASELINES, (RandomAgent, GreedyAgent, HeuristicAgent)))
 
@@ -155,39 +155,6 @@ def heuristic_options(text: str, name: str = "") -> dict[str, float]:
         except ValueError:
             raise ValueError(f"{where}: option {k} must be a number, got {v!r}") from None
     return out
-
-
-def pretrained_path(preset: str = "classic") -> str:
-    """The SB3 zip of the policy shipped for ``preset`` (``PRETRAINED``).
-
-    Raises:
-        ValueError: no policy is shipped for that preset (the message lists the shipped ones)."""
-    file = PRETRAINED.get(str(preset).strip().lower())
-    if file is None:
-        raise ValueError(f"no policy is shipped for the {preset} table (shipped: {', '.join(PRETRAINED)})")
-    return os.path.join(os.path.dirname(PRETRAINED_PATH), file)
-
-
-def pretrained_for(rules: Any) -> str | None:
-    """The preset whose shipped policy plays a table of ``rules`` (a ``Rules``), or ``None``.
-
-    The table's own preset when a policy is shipped for it (``rules.preset_name``);
-    else the first shipped preset whose table has this table's observation and action
-    layouts (``Table.misfit``: e.g. the classic policy at a heads-up ``turnover``
-    table, whose layouts are the classic ones). The frontends' default opponent
-    (``rummy play``, ``rummy web``, ``rummy serve``, ``rummy export pretrained``) is
-    ``pretrained:`` this preset."""
-    from rummy_env.rules import Rules
-    from rummy_env.table import Table
-
-    table = Table.of(rules)
-    own = getattr(rules, "preset_name", None)
-    order = ([own] if own in PRETRAINED else []) + [p for p in PRETRAINED if p != own]
-    for preset in order:
-        theirs = Table.of(Rules.preset(preset))  # the table it was trained at (the preset's player count)
-        if table.misfit(theirs.obs_size, theirs.num_actions) is None:
-            return preset
-    return None
 
 
 def _load_pretrained(preset: str, seed: int | None, name: str) -> Any:

@@ -646,13 +646,16 @@ def _guide_policy(spec: str) -> Any:
     Raises:
         ValueError: the policy does not load (``make_agent``'s message), or it has no
             action logits (a scripted agent, the search, an outside agent)."""
-    from rummy_env.agents import make_agent
+    from .shipped import load_policy
 
     low = spec.lower()
-    if low.startswith("search") or low in ("random", "greedy", "heuristic") or low.startswith("heuristic:"):
+    if not (low == "pretrained" or low.startswith(("pretrained:", "ppo:"))):
         raise ValueError(f"search option guide must be a trained policy (pretrained, pretrained:PRESET, ppo:PATH), "
                          f"got {spec!r}")
-    agent = make_agent(spec)
+    try:
+        agent = load_policy(spec)
+    except ValueError as e:
+        raise ValueError(f"search option guide {spec!r}: {e}") from None
     if not callable(getattr(agent, "logits", None)):
         raise ValueError(f"search option guide {spec!r}: the agent has no action logits (logits(observation)); "
                          f"guides are trained policies: pretrained, pretrained:PRESET, ppo:PATH")
