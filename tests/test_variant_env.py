@@ -369,12 +369,15 @@ def test_rummy_play_a_whole_jokers_hand_in_the_terminal():
     assert "hand over:" in r.stdout and "points this hand:" in r.stdout
 
 
-def test_web_table_refuses_the_deck_variants_with_a_pointer_to_rummy_play():
+def test_web_table_plays_the_deck_variants():
+    """Issue 25: the web table plays every heads-up table (it refused the deck variants before)."""
     from rummy_env.frontends.web import WebTable, opponent_factory
 
     make, name = opponent_factory("heuristic")
-    with pytest.raises(ValueError, match="rummy play --rules jokers"):
-        WebTable(make, name, rules="jokers")
+    for rules in ("jokers", {"preset": "classic", "decks": 2}, {"preset": "classic", "aces": "around"}):
+        t = WebTable(make, name, rules=rules, seed=3)
+        v = t.new_match({})["view"]
+        assert v["agent"] == "heuristic" and len(v["hand"]) == 10 and v["to_move"] in ("you", "computer")
 
 
 def test_search_refuses_a_deck_variant_table_up_front_and_at_act():
