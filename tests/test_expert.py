@@ -135,6 +135,7 @@ def test_init_policy_and_teacher_errors(tmp_path, kw, words):
         _cfg(tmp_path / "c", **kw).validate()
 
 
+@pytest.mark.slow  # a Trainer with a search-labelled DAgger round (about 10 s); -m slow
 def test_expert_iteration_skips_the_cloning_and_fits_search_labels(tmp_path):
     cfg = _cfg(tmp_path / "d", warmstart_teacher="search:2", warmstart_dagger_rounds=1,
                warmstart_dagger_decisions=1000, warmstart_dagger_epochs=1)
