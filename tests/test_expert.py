@@ -242,3 +242,27 @@ def test_a_guide_of_another_table_is_told_before_and_when_it_acts():
     with pytest.raises(ValueError, match="the search's guide 'pretrained:rum500' was trained for a 2-player rum500 "
                                          "table, this observation is from a 2-player standard table"):
         gs.act(ob["observation"], ob["action_mask"])
+
+
+def test_warm_start_from_a_loaded_policy_is_dagger_only():
+    """``clones_first`` false (init_policy): no teacher games are cloned; the network's own
+    play is labelled and fitted (a tiny network and the heuristic teacher, fast)."""
+    from rummy_env.actions import num_actions
+    from rummy_env.observation import Encoder
+
+    cfg = TrainConfig(init_policy="pretrained", warmstart_teacher="heuristic", warmstart_dagger_rounds=1,
+                      warmstart_dagger_decisions=1000, warmstart_dagger_epochs=1, workers=1, seed=3)
+    cfg.validate()
+    torch.manual_seed(0)
+    body = torch.nn.Linear(Encoder.for_rules(CLASSIC).size, num_actions(CLASSIC) + 1)
+
+    def forward(o):
+        out = body(o)
+        return out[:, :-1], out[:, -1]
+
+    before = [p.detach().clone() for p in body.parameters()]
+    prog: dict = {}
+    res = warmstart.warm_start(cfg, CLASSIC, list(body.parameters()), forward, verbose=0, progress=prog)
+    assert res["decisions"] == 0 and set(res["parts_s"]) == {"dagger_1_play", "dagger_1_fit"}
+    assert 0 < res["samples"] <= 1000 and prog["fits_done"] == 1 and len(prog["weights"]) == 2
+    assert any(not torch.equal(a, b) for a, b in zip(before, body.parameters()))
