@@ -13,7 +13,7 @@
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
 | ``pretrained:PRESET`` | the policy shipped for that table (``PRETRAINED``: ``classic``, ``rum500``) |
 | ``MODULE:ATTR`` | an outside agent: ``ATTR`` of the importable ``MODULE``, an object with ``act`` or a factory ``f(seed)`` returning one (``load_agent_spec``) |
-| ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B`` (base ``holding``, the default, or ``heuristic``) |
+| ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T`` (base ``holding``, the default, or ``heuristic``; ``guide`` a trained policy: docs/search.md) |
 
 Every agent has ``act(observation, action_mask) -> int`` and ``seed(seed)``.
 """
@@ -77,7 +77,11 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     if low in _SCRIPTED:
         return _SCRIPTED[low](seed)
     if low.startswith("heuristic:"):
-        return HeuristicAgent(seed, **heuristic_options(key[10:], name))
+        opts = heuristic_options(key[10:], name)
+        try:
+            return HeuristicAgent(seed, **opts)
+        except ValueError as e:  # a value out of range: the agent's message, named
+            raise ValueError(f"agent {name!r}: {e}") from None
     if low == "search" or low.startswith("search:"):
         from .search import make_search_agent
 
@@ -125,8 +129,9 @@ weighs live outs and weak windows as the shipped policy's teacher does."""
 
 
 def heuristic_options(text: str, name: str = "") -> dict[str, float]:
-    """The weights of a ``heuristic:OPTIONS`` agent: ``holding`` (``HOLDING``) or
-    comma-separated ``NAME=VALUE`` pairs of ``HeuristicAgent.TUNABLE`` (numbers).
+    """The weights of a ``heuristic:OPTIONS`` agent: comma-separated ``NAME=VALUE`` pairs of
+    ``HeuristicAgent.TUNABLE`` (numbers), optionally after ``holding`` (``HOLDING``, whose
+    values the pairs then change: ``heuristic:holding,W_OUT=30``).
 
     Raises:
         ValueError: empty options, a pair without ``=``, a repeated or unknown name, or a
@@ -134,13 +139,15 @@ def heuristic_options(text: str, name: str = "") -> dict[str, float]:
     """
     text = text.strip()
     where = f"agent {name or 'heuristic:' + text!r}"
-    if text.lower() == "holding":
-        return dict(HOLDING)
     if not text:
         raise ValueError(f"{where}: 'heuristic:' needs options: 'holding' or NAME=VALUE pairs "
                          f"(names: {', '.join(HeuristicAgent.TUNABLE)})")
+    parts = [p for p in text.split(",")]
+    base: dict[str, float] = {}
+    if parts[0].strip().lower() == "holding":
+        base, parts = dict(HOLDING), parts[1:]
     out: dict[str, float] = {}
-    for part in text.split(","):
+    for part in parts:
         k, eq, v = part.partition("=")
         k, v = k.strip().upper(), v.strip()
         if not eq or not k or not v:
@@ -154,7 +161,7 @@ def heuristic_options(text: str, name: str = "") -> dict[str, float]:
             out[k] = float(v)
         except ValueError:
             raise ValueError(f"{where}: option {k} must be a number, got {v!r}") from None
-    return out
+    return {**base, **out}
 
 
 def _load_pretrained(preset: str, seed: int | None, name: str) -> Any:

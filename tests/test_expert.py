@@ -32,6 +32,8 @@ def test_heuristic_options_build_the_named_weights():
     b = make_agent("heuristic:w_out=30, LATE_STOCK=5")
     assert b.W_OUT == 30.0 and b.LATE_STOCK == 5 and type(b.LATE_STOCK) is int
     assert b.HOLD_MELDS == HeuristicAgent.HOLD_MELDS  # the others keep the baseline's values
+    c = make_agent("heuristic:holding,W_OUT=30")
+    assert c.HOLD_MELDS == 1 and c.W_OUT == 30.0 and c.W_WEAK == 6.0  # holding, then the pair changes it
 
 
 @pytest.mark.parametrize("spec, words", [
@@ -40,7 +42,8 @@ def test_heuristic_options_build_the_named_weights():
     ("heuristic:W_OUT", "is not NAME=VALUE"),
     ("heuristic:W_OUT=x", "W_OUT must be a number"),
     ("heuristic:W_OUT=1,W_OUT=2", "given twice"),
-    ("heuristic:HOLD_MELDS=2", "HOLD_MELDS is 0"),
+    ("heuristic:HOLD_MELDS=2", "agent 'heuristic:HOLD_MELDS=2': heuristic option HOLD_MELDS is 0"),
+    ("heuristic:W_OUT=1,holding", "option 'holding' is not NAME=VALUE"),
     ("heuristic:LATE_STOCK=2.5", "whole number"),
 ])
 def test_heuristic_options_refuse_bad_ones(spec, words):
