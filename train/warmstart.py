@@ -478,7 +478,7 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
 
 def agreement(forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> float:
     """Share of positions whose most probable legal action under ``forward`` is ``actions``
-    (obs float32 ``[N, obs_dim]``, masks bool ``[N, N]``, actions int64 ``[N]``)."""
+    (obs float32 ``[N, obs_dim]``, masks bool ``[N, num_actions]``, actions int64 ``[N]``)."""
     act = greedy_student(forward)
     hits = sum(int((act(obs[s:s + 8192], masks[s:s + 8192]) == actions[s:s + 8192]).sum())
                for s in range(0, len(actions), 8192))
