@@ -131,3 +131,19 @@ def test_bench_train_profile_reports_every_group_and_they_add_up(tmp_path, capsy
     assert len(rows[1]["worker_busy_s"]) == 2 and min(rows[1]["worker_busy_s"]) > 0
     for g in PROFILE_GROUPS:
         assert f"| {g} | " in text
+
+
+def test_bench_train_full_pool_starts_with_every_snapshot_slot_taken(tmp_path):
+    """Issue 26 item 1: ``--full-pool`` measures a long run's steady state, the pool full
+    (``max_snapshots`` distinct snapshots) from the first step; a tiny run, one worker and two."""
+    needs("sb3_contrib")
+    out = tmp_path / "pool.json"
+    code = rummy(["bench", "train", "--full-pool", "--timesteps", "1024", "--workers", "1", "2", "--n-envs", "16",
+                  "--set", "n_steps=64", "--set", "batch_size=512", "--set", "max_snapshots=3", "--json", str(out)])
+    assert code == 0
+    rows = json.loads(out.read_text())
+    assert [r["workers"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["full_pool"] and r["snapshots"] and r["timesteps"] == 1024
+        assert r["pool_size"] == 3  # max_snapshots: full from the start, none added past it
+        assert r["opponent_decisions"] > 0

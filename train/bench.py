@@ -15,6 +15,10 @@ for a fixed number of learner timesteps and reports:
 ``--snapshots`` trains as a real run does (snapshots of the policy in the opponent pool
 from step 0, evaluations off): the throughput of a real run, unprofiled.
 
+``--full-pool`` starts that pool full (``max_snapshots`` distinct snapshots), as a long
+run's pool is once it has grown: the throughput of a long real run, not of its first
+steps.
+
 ``--profile`` instead runs the trainer as a real run does (snapshot and scripted
 opponents, evaluations; ``profile_run``) under cProfile and reports where the wall time
 goes, by ``PROFILE_GROUPS``.
@@ -67,6 +71,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshots", action="store_true",
                    help="train as a real run does (the opponent pool with snapshots of the policy from step 0; "
                         "no evaluations): the learner timesteps/s of a real run, without the profiler")
+    p.add_argument("--full-pool", action="store_true",
+                   help="as --snapshots, with the pool full from the start (max_snapshots distinct snapshots, "
+                        "as a long run's pool is): the learner timesteps/s of a long real run")
     p.add_argument("--profile", action="store_true",
                    help="run a real run (snapshot and scripted opponents, evaluations: eval_every defaults to "
                         "half the timesteps) under cProfile, per worker count, and report the share of wall "
@@ -164,6 +171,11 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
                                             warmstart_decisions=0), **extra})
         t = Trainer(cfg, verbose=0)
         model, venv = t.model, t.venv
+        if full_pool:  # the steady state of a long run: every snapshot slot taken, each its own net
+            from .pool import ActorNet
+
+            for _ in range(cfg.max_snapshots):
+                t._add_snapshot_net(ActorNet.from_policy(model.policy), 0)
         prof = cProfile.Profile()
         clock = {"ppo_update": 0.0, "evaluation": 0.0}
 
@@ -248,12 +260,15 @@ def print_profile(rows: list[dict[str, Any]]) -> None:
 
 
 def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
-            snapshots: bool = False) -> dict[str, Any]:
+            snapshots: bool = False, full_pool: bool = False) -> dict[str, Any]:
     """Train for ``timesteps`` and return the timing breakdown (seconds and shares).
 
     ``snapshots``: with the run's callback (``SelfPlayCallback``), so snapshots of the
     policy join the opponent pool from step 0 as in a real run (evaluations stay off);
-    without it the opponents are the scripted baselines only."""
+    without it the opponents are the scripted baselines only. ``full_pool``: the pool
+    starts full, ``max_snapshots`` distinct snapshots (each its own network, answered by
+    its own forward pass per round), as a long real run's pool is after
+    ``max_snapshots * snapshot_every`` steps (the default config: 8 after 1.6M)."""
     from .config import TrainConfig
     from .trainer import SelfPlayCallback, Trainer
 
@@ -264,6 +279,11 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
                                      **extra})
         t = Trainer(cfg, verbose=0)
         model, venv = t.model, t.venv
+        if full_pool:  # the steady state of a long run: every snapshot slot taken, each its own net
+            from .pool import ActorNet
+
+            for _ in range(cfg.max_snapshots):
+                t._add_snapshot_net(ActorNet.from_policy(model.policy), 0)
         timer = {"env": 0.0, "update": 0.0, "rollout": 0.0}
 
         def timed(name, fn):
@@ -287,7 +307,8 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
     rollout = timer["rollout"]
     return {
         "workers": workers, "n_envs": n_envs, "timesteps": steps, "wall_s": wall,
-        "timesteps_per_s": steps / wall, "snapshots": snapshots,
+        "timesteps_per_s": steps / wall, "snapshots": snapshots, "full_pool": full_pool,
+        "pool_size": len(t.pool.snapshots),
         "rollout_share": rollout / wall, "update_share": timer["update"] / wall,
         "env_share_of_rollout": timer["env"] / rollout if rollout else 0.0,
         "policy_share_of_rollout": 1 - timer["env"] / rollout if rollout else 0.0,
@@ -327,7 +348,8 @@ def run(args: argparse.Namespace) -> int:
     for w in args.workers:
         print(f"training {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
         rows.append(measure(w, args.timesteps, args.n_envs, args.rules, extra,
-                            snapshots=getattr(args, "snapshots", False)))
+                            snapshots=getattr(args, "snapshots", False) or getattr(args, "full_pool", False),
+                            full_pool=getattr(args, "full_pool", False)))
     head = ("workers", "timesteps/s", "rollout", "update", "env in rollout", "policy in rollout",
             "opponent CPU in env")
     print("| " + " | ".join(head) + " |")
