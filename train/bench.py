@@ -171,11 +171,6 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
                                             warmstart_decisions=0), **extra})
         t = Trainer(cfg, verbose=0)
         model, venv = t.model, t.venv
-        if full_pool:  # the steady state of a long run: every snapshot slot taken, each its own net
-            from .pool import ActorNet
-
-            for _ in range(cfg.max_snapshots):
-                t._add_snapshot_net(ActorNet.from_policy(model.policy), 0)
         prof = cProfile.Profile()
         clock = {"ppo_update": 0.0, "evaluation": 0.0}
 
