@@ -166,18 +166,15 @@ def heuristic_options(text: str, name: str = "") -> dict[str, float]:
 
 def _load_pretrained(preset: str, seed: int | None, name: str) -> Any:
     """``pretrained:PRESET``: the shipped policy of that table (``PRETRAINED``)."""
-    from rummy_env.rules import PRESETS
+    from .shipped import shipped_zip
 
-    if preset.lower() not in PRESETS:
-        raise ValueError(f"agent {name!r}: unknown preset {preset!r}; presets: {', '.join(PRESETS)}; "
-                         f"shipped policies: {', '.join(PRETRAINED)}")
-    file = PRETRAINED.get(preset.lower())
-    if file is None:
-        raise ValueError(f"agent {name!r}: no policy is shipped for the {preset.lower()} table yet "
-                         f"(shipped: {', '.join(PRETRAINED)}); train one with `rummy train --rules "
-                         f"{preset.lower()}` and use 'ppo:PATH'")
-    return make_agent("pretrained", seed) if file == "policy.zip" else _load_ppo(
-        os.path.join(os.path.dirname(PRETRAINED_PATH), file), seed, name)
+    try:
+        path = shipped_zip(f"pretrained:{preset}")
+    except ValueError as e:
+        hint = (f"; train one with `rummy train --rules {preset.lower()}` and use 'ppo:PATH'"
+                if "no policy is shipped" in str(e) else "")
+        raise ValueError(f"agent {name!r}: {e}{hint}") from None
+    return make_agent("pretrained", seed) if preset.lower() == "classic" else _load_ppo(path, seed, name)
 
 
 def load_agent_spec(spec: str, seed: int | None = None) -> Any:

@@ -47,27 +47,41 @@ def pretrained_for(rules: Any) -> str | None:
 
 
 
+def shipped_zip(spec: str) -> str | None:
+    """The zip a ``pretrained`` / ``pretrained:PRESET`` name means (``pretrained`` alone:
+    the classic policy), or ``None`` for any other name. The one reading of these names
+    for ``make_agent``, ``init_policy``, the search's guide and ``rummy export``.
+
+    Raises:
+        ValueError: an unknown preset (the message lists the presets), or a preset with no
+            shipped policy (it lists the shipped ones)."""
+    low = spec.strip().lower()
+    if low != "pretrained" and not low.startswith("pretrained:"):
+        return None
+    preset = low.partition(":")[2].strip() or "classic"
+    from rummy_env.rules import PRESETS
+
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}; shipped policies: "
+                         f"{', '.join(PRETRAINED)}")
+    if preset not in PRETRAINED:
+        raise ValueError(f"no policy is shipped for the {preset} table yet (shipped: {', '.join(PRETRAINED)})")
+    return pretrained_path(preset)
+
+
 def load_policy(spec: str) -> Any:
     """A trained policy by name, for the search's guide: ``pretrained`` (the classic one),
     ``pretrained:PRESET`` or ``ppo:PATH`` (``rummy_env.agents.ppo_agent.PPOAgent``).
 
     Raises:
-        ValueError: another kind of name, no policy shipped for the preset, or a file
-            that does not load (``PPOAgent``'s message)."""
+        ValueError: another kind of name, no policy shipped for the preset (``shipped_zip``),
+            or a file that does not load (``PPOAgent``'s message)."""
     from .ppo_agent import PPOAgent
 
     text = spec.strip()
-    low = text.lower()
-    if low == "pretrained" or low.startswith("pretrained:"):
-        preset = low.partition(":")[2].strip() or "classic"
-        from rummy_env.rules import PRESETS
-
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}; shipped policies: "
-                             f"{', '.join(PRETRAINED)}")
-        if preset not in PRETRAINED:
-            raise ValueError(f"no policy is shipped for the {preset} table yet (shipped: {', '.join(PRETRAINED)})")
-        return PPOAgent(pretrained_path(preset))
-    if low.startswith("ppo:") and text[4:].strip():
+    zip_path = shipped_zip(text)
+    if zip_path is not None:
+        return PPOAgent(zip_path)
+    if text.lower().startswith("ppo:") and text[4:].strip():
         return PPOAgent(text[4:].strip())
     raise ValueError(f"{spec!r} is not a trained policy's name: pretrained, pretrained:PRESET or ppo:PATH")

@@ -34,16 +34,15 @@ def init_policy_path(spec: str) -> str:
     """
     import os
 
-    from rummy_env.agents import PRETRAINED, PRETRAINED_PATH
+    from rummy_env.agents.shipped import shipped_zip
 
     spec = spec.strip()
-    low = spec.lower()
-    if low == "pretrained" or low.startswith("pretrained:"):
-        preset = low.partition(":")[2].strip() or "classic"
-        if preset not in PRETRAINED:
-            raise ValueError(f"init_policy {spec!r}: no policy is shipped for the {preset} table "
-                             f"(shipped: {', '.join(PRETRAINED)})")
-        return os.path.join(os.path.dirname(PRETRAINED_PATH), PRETRAINED[preset])
+    try:
+        zip_path = shipped_zip(spec)
+    except ValueError as e:
+        raise ValueError(f"init_policy {spec!r}: {e}") from None
+    if zip_path is not None:
+        return zip_path
     if not os.path.isfile(spec):
         raise ValueError(f"init_policy {spec!r} is not a file: give an SB3 zip (a run's best_model.zip or a "
                          f"checkpoint's model.zip), pretrained or pretrained:PRESET")

@@ -85,7 +85,8 @@ def resolve_source(source: str | os.PathLike, rules: Any = None) -> Path:
         ValueError: that policy is not shipped (no policy plays the table), or the path
             does not exist.
     """
-    from rummy_env.agents import PRETRAINED, pretrained_for, pretrained_path
+    from rummy_env.agents import PRETRAINED, pretrained_for
+    from rummy_env.agents.shipped import shipped_zip
 
     text = str(source).strip()
     if text.lower().startswith("pretrained:") or (text == "pretrained" and rules is not None):
@@ -93,7 +94,7 @@ def resolve_source(source: str | os.PathLike, rules: Any = None) -> Path:
         if preset is None:
             raise ValueError(f"no shipped policy plays this table (shipped: {', '.join(PRETRAINED)}); export a "
                              f"policy trained for it (rummy train --rules ...)")
-        p = Path(pretrained_path(preset))  # an unknown preset: its message
+        p = Path(shipped_zip(f"pretrained:{preset}"))  # an unknown or unshipped preset: its message
         if not p.is_file():
             raise ValueError(f"the policy shipped for {preset} is missing: {p} does not exist")
         return p
