@@ -13,6 +13,7 @@ so a test run leaves the working tree clean.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -358,6 +359,27 @@ def play_out_hand(page, max_moves: int = 400) -> list[str]:
     raise AssertionError(f"the hand did not end in {max_moves} moves")
 
 
+@contextlib.contextmanager
+def fresh_page(browser, url: str, state: dict | None = None):
+    """A new page of the table (no delay between the computer's moves), the STATE ``state``
+    loaded through "Load any position" when given; on leaving, no script error happened."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(TIMEOUT)
+    try:
+        page.goto(url + "/?delay=0")
+        page.wait_for_selector("body[data-ready='1']")
+        if state is not None:
+            page.click("summary")
+            page.fill("#state-text", json.dumps(state))
+            _act(page, lambda: page.click("#load-state-btn"))
+        yield page
+        assert not errors, errors
+    finally:
+        page.close()
+
+
 def test_a_jokers_hand_by_clicking(server, browser):
     """RULES.md §10.2 at the web table: a joker in hand shows as a star; selecting JK 5H 6H
     and pressing "Meld selected" offers both places of the joker (4H or 7H) marked in the
@@ -371,16 +393,7 @@ def test_a_jokers_hand_by_clicking(server, browser):
     state = {"rules": "jokers", "hands": [hand, other], "discard": discard, "melds": [], "stock": stock,
              "current_player": 0, "phase": "draw"}
     table = server["table"]
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(TIMEOUT)
-    try:
-        page.goto(server["url"] + "/?delay=0")
-        page.wait_for_selector("body[data-ready='1']")
-        page.click("summary")
-        page.fill("#state-text", json.dumps(state))
-        _act(page, lambda: page.click("#load-state-btn"))
+    with fresh_page(browser, server["url"], state) as page:
         sid = page.evaluate("session")
         joker = page.locator("#hand .card.joker")
         assert joker.count() == 1 and joker.inner_text() == "\u2605" and joker.get_attribute("data-card") == "JK"
@@ -397,21 +410,12 @@ def test_a_jokers_hand_by_clicking(server, browser):
         assert table.game(sid).env.state_dict()["melds"][0] == ["JK=4H", "5H", "6H"]
         play_out_hand(page)
         assert page.is_visible("#result") and table.game(sid).env.state_dict()["hand_over"]
-        assert not errors, errors
-    finally:
-        page.close()
 
 
 def test_a_500_rum_hand_by_clicking(server, browser):
     """A whole 500 Rum hand (RULES.md §10.4) from "New match", played by clicks to its
     result, which names what each seat melded and held."""
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(TIMEOUT)
-    try:
-        page.goto(server["url"] + "/?delay=0")
-        page.wait_for_selector("body[data-ready='1']")
+    with fresh_page(browser, server["url"]) as page:
         page.select_option("#preset", "rum500")
         _act(page, lambda: page.click("#new-btn"))
         assert page.is_visible("#pile-area") and page.is_visible("#meld-points")
@@ -421,9 +425,6 @@ def test_a_500_rum_hand_by_clicking(server, browser):
         assert len(sent) >= 2
         end = server["table"].game(sid).env.state_dict()
         assert end["hand_over"] and "melded" in page.inner_text("#result-text")
-        assert not errors, errors
-    finally:
-        page.close()
 
 
 def test_two_copies_of_a_card_are_told_apart(server, browser):
@@ -437,16 +438,7 @@ def test_two_copies_of_a_card_are_told_apart(server, browser):
         deck.remove(c)
     state = {"rules": {"preset": "classic", "decks": 2}, "hands": [hand, other], "discard": discard, "melds": [],
              "stock": deck, "current_player": 0, "phase": "draw"}
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(TIMEOUT)
-    try:
-        page.goto(server["url"] + "/?delay=0")
-        page.wait_for_selector("body[data-ready='1']")
-        page.click("summary")
-        page.fill("#state-text", json.dumps(state))
-        _act(page, lambda: page.click("#load-state-btn"))
+    with fresh_page(browser, server["url"], state) as page:
         sid = page.evaluate("session")
         sevens = page.locator("#hand .card[data-card='7H']")
         assert sevens.count() == 2
@@ -461,6 +453,3 @@ def test_two_copies_of_a_card_are_told_apart(server, browser):
         _act(page, lambda: page.click("#discard-btn"))
         mine = server["table"].game(sid).env.state_dict()["hands"][0]
         assert mine.count("7H") == 1 and page.locator("#hand .card[data-card='7H']").count() == 1
-        assert not errors, errors
-    finally:
-        page.close()
