@@ -92,6 +92,20 @@ def test_rllib_resume_given_a_file(tmp_path):
         check_checkpoint(f)
 
 
+@pytest.mark.rllib
+def test_rllib_counts_read_nan_as_zero():
+    needs("ray")
+    # Ray reports NaN for a counter nothing reached in the window (no hand ended in a
+    # 512-step iteration); CI once failed with "cannot convert float NaN to integer"
+    from rummy_env.train.rllib import _count, learner_steps
+
+    nan = float("nan")
+    assert [_count(v) for v in (nan, None, "x", float("inf"), 3.0, 7)] == [0, 0, 0, 0, 3, 7]
+    assert learner_steps({"env_runners": {"num_module_steps_sampled_lifetime": {"learner": nan}}}) == 0
+    assert learner_steps({"env_runners": {"num_agent_steps_sampled_lifetime": {"learner": 512.0}}}) == 512
+    assert learner_steps({}) == 0
+
+
 def test_progress_bar_total_is_what_training_reaches(tmp_path, monkeypatch):
     needs("torch")
     needs("sb3_contrib")

@@ -188,13 +188,24 @@ def fragment_length(batch: int, num_env_runners: int) -> int:
     return -(-per_runner // k)
 
 
+def _count(v: Any) -> int:
+    """A count from Ray's metrics as an int: Ray reports NaN (and sometimes None) for a
+    counter nothing has reached yet in the reporting window, e.g. ``num_episodes`` of an
+    iteration in which no hand ended; those are 0 here."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return 0
+    return int(f) if math.isfinite(f) else 0
+
+
 def learner_steps(result: dict[str, Any]) -> int:
     """The learner's decisions sampled so far (lifetime) from an ``algo.train()`` result."""
     er = result.get("env_runners", {})
     for key in ("num_module_steps_sampled_lifetime", "num_agent_steps_sampled_lifetime"):
         v = er.get(key)
         if isinstance(v, dict) and "learner" in v:
-            return int(v["learner"])
+            return _count(v["learner"])
     return 0
 
 
@@ -359,21 +370,22 @@ class RLlibTrainer:
         t0 = time.perf_counter()
         result = self.algo.train()
         dt = time.perf_counter() - t0
-        st["iteration"] = int(result.get("training_iteration", st["iteration"] + 1))
+        st["iteration"] = (_count(result.get("training_iteration")) or st["iteration"] + 1)
         before = st["num_timesteps"]
         st["num_timesteps"] = max(before, learner_steps(result))
         er = result.get("env_runners", {})
         row = {"iteration": st["iteration"], "timesteps": st["num_timesteps"],
-               "env_steps": int(er.get("num_env_steps_sampled_lifetime", 0) or 0),
+               "env_steps": _count(er.get("num_env_steps_sampled_lifetime")),
                "iter_s": round(dt, 2), "learner_steps_per_s": round((st["num_timesteps"] - before) / dt, 1),
-               "env_steps_per_s": round(float(er.get("num_env_steps_sampled", 0) or 0) / dt, 1),
-               "episodes": int(er.get("num_episodes", 0) or 0),
+               "env_steps_per_s": round(_count(er.get("num_env_steps_sampled")) / dt, 1),
+               "episodes": _count(er.get("num_episodes")),
                "wall_time_s": round(self.wall_time(), 1)}
         for k, v in er.items():
             if isinstance(k, str) and k.startswith(("win", "points")):
+                # NaN (no hand of that kind ended this iteration) is left out: progress.jsonl stays JSON
                 if isinstance(v, dict):
-                    row.update({f"{k}/{kk}": round(float(vv), 4) for kk, vv in v.items()})
-                else:
+                    row.update({f"{k}/{kk}": round(float(vv), 4) for kk, vv in v.items() if math.isfinite(float(vv))})
+                elif math.isfinite(float(v)):
                     row[k] = round(float(v), 4)
         with open(self.run_dir / "progress.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")
@@ -435,7 +447,7 @@ class RLlibTrainer:
 
         out: dict[str, int] = {}
         for node, steps in self.algo.env_runner_group.foreach_env_runner(where, local_env_runner=False):
-            out[node] = out.get(node, 0) + int(steps)
+            out[node] = out.get(node, 0) + _count(steps)
         return out
 
     def stop(self) -> None:
