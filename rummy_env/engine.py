@@ -1304,8 +1304,20 @@ def _illegal_variant(state: GameState, a: int) -> str:
                 + " (RULES.md §10.2: a meld holds at most as many jokers as natural cards, and the turn must "
                   "still end legally)")
     if named:
-        return (f"{text!r} is illegal: {who} has named jokers for {' '.join(TEXT_OF[x] for x in cards_of(named))}; "
-                "finish that move first: the meld or lay-off that holds those cards (or name the next joker)")
+        have = " ".join(TEXT_OF[x] for x in cards_of(named))
+        pending = (f"{text!r} is illegal: {who} has named jokers for {have}; finish that move first: the meld or "
+                   "lay-off that holds those cards (or name the next joker)")
+        mid = lay.meld_of.get(a, -1)
+        if mid >= 0 and MELD_MASK[mid] & named == named:
+            missing = MELD_MASK[mid] & ~named & ~hand
+            if missing:
+                return (f"{text!r} is illegal: {who} does not hold {' '.join(TEXT_OF[c] for c in cards_of(missing))} "
+                        f"(the jokers named play {have})")
+            if not meld_allowed(mid, state.rules.aces):
+                return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
+            return (f"{text!r} is illegal: with jokers as {have} it would hold more jokers than natural cards, or "
+                    f"leave {who} no legal way to finish the turn (RULES.md §10.2)")
+        return pending
     if state.bound >= 0 and (DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard):
         return (f"{text!r} is illegal: {TEXT_OF[state.bound]}, dug from the discard pile this turn, must be "
                 "melded or laid off before the turn ends (RULES.md §10.4)")
