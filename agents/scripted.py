@@ -37,6 +37,7 @@ import numpy as np
 
 from rummy_env.actions import DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import FULL_DECK, JOKER, RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
+from rummy_env.engine import meld_forms
 from rummy_env.meld_analysis import WINDOWS, meld_plan, next_high, next_low, partial_mask
 from rummy_env.melds import MELD_MASK, melds_in
 from rummy_env.observation import PlayerView, SeededAgent
@@ -151,28 +152,33 @@ class _Scripted(SeededAgent):
         pts = _POINTS[ap]
         ids, pm, placed = meld_plan(v.hand, v.aces, ap, v.layoff_masks if v.layoffs else None)
         loose = v.hand & ~pm & ~placed
-        legal = set(v.meld_actions)
-        for m in ids:  # the plan's natural melds
-            a = lay.meld_id[m]
-            if a in legal:
-                return a
-        natural_lays = [a for a in v.layoff_actions if a < lay.joker_layoff or lay.joker_layoff < 0]
-        for a in natural_lays:
-            c = (a - LAYOFF_BASE) // 3
-            if not pm >> c & 1 or v.hand_twice >> c & 1:
-                return a
-        forms = [(lay.form[a], a) for a in v.meld_actions if lay.form[a][1]]
+        legal = set(v.legal)
+        named = v.jokers_named
+        # the moves with jokers whose next decision is legal (the steps of actions' docstring)
+        forms = _joker_forms(v, legal)
 
         def value(item):  # a meld with jokers: the most loose points melded, then the fewest jokers
             (mid, jm), a = item
             nat = MELD_MASK[mid] & ~jm
             return (mask_points(nat & loose, ap), -jm.bit_count(), nat.bit_count(), -a)
 
+        joker_lays = _joker_layoffs(v, legal)
+        if named:  # finishing a move with jokers: the best legal way on
+            if forms:
+                return max(forms, key=value)[1]
+            return joker_lays[0] if joker_lays else v.legal[0]
+        for m in ids:  # the plan's natural melds
+            a = lay.meld_id[m]
+            if a in legal:
+                return a
+        for a in v.layoff_actions:
+            c = (a - LAYOFF_BASE) // 3
+            if not pm >> c & 1 or v.hand_twice >> c & 1:
+                return a
         if forms:
             best = max(forms, key=value)
             if value(best)[0] > 0:
                 return best[1]
-        joker_lays = [a for a in v.layoff_actions if lay.joker_layoff >= 0 and a >= lay.joker_layoff]
         if joker_lays and (self.JOKER_LAYOFF_ALWAYS or loose.bit_count() <= 1 or v.stock_size <= self.late_stock()
                            or min(v.opp_hand_size) <= 2):
             return joker_lays[0]
@@ -181,7 +187,9 @@ class _Scripted(SeededAgent):
         if not natural:  # only a joker may go: use it on the table instead whenever that is legal
             if joker_lays or forms:
                 return joker_lays[0] if joker_lays else max(forms, key=value)[1]
-            return lay.joker_discard if disc >> JOKER & 1 else (v.meld_actions or v.layoff_actions or v.legal)[0]
+            if disc >> JOKER & 1:
+                return lay.joker_discard
+            return (v.meld_actions or v.layoff_actions or v.legal)[0]
         spare = natural & v.hand_twice & pm  # a second copy of a melded card is deadwood
         if spare:
             return DISCARD_BASE + max(cards_of(spare), key=lambda c: (pts[c], c))
@@ -196,6 +204,45 @@ class _Scripted(SeededAgent):
         pts = _POINTS[v.ace_points]
         pick = cand & loose & ~partial_mask(v.hand, v.aces) or cand & loose or cand
         return max(cards_of(pick), key=lambda c: (pts[c], c % 13, c))
+
+
+def _joker_forms(v: PlayerView, legal: set) -> list:
+    """The melds with jokers this view may be building (RULES.md §10.2): ``((catalogue
+    meld id, joker mask), next id)`` for every form of the hand whose jokers start with
+    the ones named (``v.jokers_named``, in ascending card order) and whose next decision
+    (``joker as <card>``, or the meld id once every joker is named) is legal."""
+    lay = v.variant
+    if not v.hand_jokers or lay.joker_as < 0:
+        return []
+    named = v.jokers_named
+    low = (1 << named.bit_length()) - 1
+    out = []
+    for mid, jm in meld_forms(v.hand & FULL_DECK, v.hand_jokers, v.aces, lay.max_jokers):
+        if not jm or jm & named != named or (jm & ~named) & low or lay.meld_id[mid] < 0:
+            continue
+        rest = jm & ~named
+        a = lay.joker_as + (rest & -rest).bit_length() - 1 if rest else lay.meld_id[mid]
+        if a in legal:
+            out.append(((mid, jm), a))
+    return out
+
+
+def _joker_layoffs(v: PlayerView, legal: set) -> list[int]:
+    """The next decision of each legal joker lay-off (RULES.md §10.2): ``joker as <card>``
+    when no joker is named yet, the lay-off id once the joker is named for that card."""
+    lay = v.variant
+    if not v.hand_jokers or lay.joker_as < 0 or not v.layoffs:
+        return []
+    named = v.jokers_named
+    out = []
+    for end, mask in enumerate((v.joker_layoff_set, v.joker_layoff_low, v.joker_layoff_high)):
+        for c in cards_of(mask):
+            if named and named != 1 << c:
+                continue
+            a = LAYOFF_BASE + 3 * c + end if named else lay.joker_as + c
+            if a in legal and a not in out:
+                out.append(a)
+    return out
 
 
 def _upcard_joins_meld(v: PlayerView) -> bool:

@@ -160,10 +160,10 @@ class Game:
                     "you may not discard it this turn")
         c.print(f"your hand: {self._cards(count_cards(st.hands[self.seat]))}", style="bold")
 
-    def show_moves(self, legal: list[int]) -> None:
+    def show_moves(self, moves: list[tuple[str, int]]) -> None:
         self.console.print("your moves:")
-        for i, a in enumerate(legal, 1):
-            self.console.print(f"  {i:>3}. {self.env.action_text(a)}")
+        for i, (text, _) in enumerate(moves, 1):
+            self.console.print(f"  {i:>3}. {text}")
 
     def show_hand_end(self, info: dict) -> None:
         res = info["hand_result"]  # rummy_env.env.INFO_KEYS: winner -1 when nobody collects
@@ -199,11 +199,16 @@ class Game:
             self.console.print(line)  # echo scripted answers so the transcript reads well
         return line.strip()
 
-    def ask_move(self) -> int | None:
-        """The person's legal action id, or ``None`` to quit. Raises ``EOFError`` at end of input."""
-        legal = self.env.legal_actions()
+    def ask_move(self) -> list[int] | None:
+        """The decisions of the person's legal move (one id; a move with jokers is ``joker
+        as <card>`` per joker, then the meld or lay-off: ``engine.action_ids``), or
+        ``None`` to quit. Raises ``EOFError`` at end of input."""
+        from rummy_env import engine
+
+        moves = self.env.legal_moves()
+        legal = [a for _, a in moves]
         self.show_table()
-        self.show_moves(legal)
+        self.show_moves(moves)
         while True:
             answer = self._read(f"your move (1-{len(legal)} or text, ? for moves, q to quit): ")
             low = answer.lower()
@@ -214,30 +219,27 @@ class Game:
                 return None
             if low in HELP_WORDS:
                 self.show_table()
-                self.show_moves(legal)
+                self.show_moves(moves)
                 continue
             if answer.isdigit():
                 k = int(answer)
                 if 1 <= k <= len(legal):
-                    return legal[k - 1]
+                    return self.env.action_ids(moves[k - 1][0])
                 self.console.print(f"there is no move {k}: choose a number from 1 to {len(legal)}")
                 continue
             try:
-                a = self.env.action_id(answer)
+                ids = self.env.action_ids(answer)
             except ValueError as e:
                 self.console.print(f"not a move: {escape(str(e))}")
                 continue
-            if a not in legal:
-                from rummy_env import engine
-
-                reason = "it is not among the moves listed"
-                try:  # on a copy: the engine names the reason and the game is untouched
-                    engine.apply(self.env.state.copy(), a)
-                except ValueError as e:
-                    reason = str(e)
-                self.console.print(f"not legal now: {escape(reason)} (? shows the moves again)")
+            trial = self.env.state.copy()
+            try:  # on a copy: the engine names the reason and the game is untouched
+                for a in ids:
+                    engine.apply(trial, a)
+            except ValueError as e:
+                self.console.print(f"not legal now: {escape(str(e))} (? shows the moves again)")
                 continue
-            return a
+            return ids
 
     # ------------------------------------------------------------------ the game
     def play(self) -> int:
@@ -252,14 +254,15 @@ class Game:
             q = env.agent_name_mapping[agent]
             hand_before = env.state.hand_number
             if q == self.seat:
-                a = self.ask_move()
-                if a is None:
+                ids = self.ask_move()
+                if ids is None:
                     c.print("you left the game")
                     return 0
                 from rummy_env.actions import DRAW_STOCK
 
                 before = env.state.hands[self.seat]
-                env.step(a)
+                for a in ids:
+                    env.step(a)
                 if a == DRAW_STOCK:  # name the card drawn (only this seat sees it)
                     from collections import Counter
 
@@ -272,8 +275,13 @@ class Game:
             else:
                 ob = env.observe(agent)
                 a = int(self.opponents[q].act(ob["observation"], ob["action_mask"]))
-                text = env.action_text(a)
+                from rummy_env import engine
                 from rummy_env.cards import TEXT_OF
+
+                if env.table.jokers and engine.is_joker_step(env.state, a):
+                    env.step(a)  # a joker named for the meld or lay-off that follows: shown with it
+                    continue
+                text = engine.move_text(env.state, a)
 
                 dug = env.table.dig_card(a)
                 if a == 1 and env.state.discard:

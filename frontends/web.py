@@ -406,12 +406,13 @@ class TableGame:
             return None
         return "you" if seat == self.seat else "computer"
 
-    def _meld_targets(self, ids: list[int], texts: list[str]) -> dict[int, int]:
-        """For each lay-off of ``ids`` (``texts``: their action texts), the index of the
-        table meld it extends (the view lists the melds in the engine's order). A
-        standard lay-off id names its target (``engine.layoff_target``); at a deck-variant
-        table (a joker's lay-off, RULES.md §10.2) the lay-off is applied to a copy of the
-        position and the meld that grew is its target."""
+    def _meld_targets(self, ids: list[int], texts: list[str]) -> dict[str, int]:
+        """For each lay-off of the legal moves ``texts`` (``ids``: their next decisions),
+        the index of the table meld it extends (the view lists the melds in the engine's
+        order), by move text. A standard lay-off id names its target
+        (``engine.layoff_target``); at a deck-variant table (a joker's lay-off, RULES.md
+        §10.2) the move is played on a copy of the position and the meld that grew is its
+        target."""
         state = self.env.state
         melds = state.melds
         out = {}
@@ -419,14 +420,15 @@ class TableGame:
             if not t.startswith("layoff"):
                 continue
             if self.env.table.fixed_layout and LAYOFF_BASE <= a < DIG_BASE:
-                out[a] = engine.layoff_target(melds, *divmod(a - LAYOFF_BASE, 3))
+                out[t] = engine.layoff_target(melds, *divmod(a - LAYOFF_BASE, 3))
                 continue
             after = state.copy()
-            engine.apply(after, a)
+            for x in engine.action_ids(after, t):
+                engine.apply(after, x)
             grew = [i for i, (m0, m1) in enumerate(zip(state_melds_sizes(state), state_melds_sizes(after)))
                     if m1 > m0]
             if grew:
-                out[a] = grew[0]
+                out[t] = grew[0]
         return out
 
     def view(self) -> dict[str, Any]:
@@ -460,8 +462,9 @@ class TableGame:
         hand_over = bool(sd["hand_over"])
         legal: list[dict[str, Any]] = []
         if not hand_over and sd["current_player"] == me:
-            ids = env.legal_actions()
-            texts = [env.action_text(a) for a in ids]
+            moves = env.legal_moves()  # whole moves: a meld with jokers is one (engine.legal_moves)
+            ids = [a for _, a in moves]
+            texts = [t for t, _ in moves]
             targets = self._meld_targets(ids, texts)
             for a, t in zip(ids, texts):
                 kind = _action_kind(t)
@@ -472,7 +475,7 @@ class TableGame:
                     pile = sd["discard"]
                     top = len(pile) - 1 - pile[::-1].index(words[2])  # its topmost copy (§10.3)
                     cards = list(pile[top:])
-                legal.append({"action": t, "id": int(a), "kind": kind, "cards": cards, "meld": targets.get(a)})
+                legal.append({"action": t, "id": int(a), "kind": kind, "cards": cards, "meld": targets.get(t)})
         melds = [{"cards": list(m), "kind": _meld_kind(list(m))} for m in sd["melds"]]
         rules = env.rules
         dig, melds_scoring = env.table.digs, env.table.melds_scoring
@@ -538,7 +541,10 @@ class TableGame:
             a = int(self.opponent.act(ob["observation"], ob["action_mask"]))
             if not (0 <= a < len(ob["action_mask"])) or not ob["action_mask"][a]:
                 raise RuntimeError(f"the opponent {self.agent_name!r} chose action {a}, which its mask forbids")
-            text = env.action_text(a)
+            if engine.is_joker_step(env.state, a):
+                env.step(a)  # a joker named for the meld or lay-off that follows: logged with it
+                continue
+            text = engine.move_text(env.state, a)
             env.step(a)
             self.log.append({"who": "computer", "action": text})
             frames.append({"who": "computer", "action": text, "view": self.view()})
@@ -572,7 +578,7 @@ class TableGame:
                 if not isinstance(text, str) or not text.strip() or len(text) > 200:
                     raise Rejected(400, f"'action' must be an action text such as 'draw stock', got {text!r:.200}")
                 try:
-                    a = env.action_id(text)
+                    ids = env.action_ids(text)  # a move with jokers: joker as <card>, then the meld
                 except ValueError as e:
                     raise Rejected(409, str(e)) from None
             else:
@@ -580,11 +586,17 @@ class TableGame:
                 if not isinstance(a, int) or isinstance(a, bool) or not 0 <= a < env.action_space(self.me).n:
                     raise Rejected(400, f"'action_id' must be an int in 0..{env.action_space(self.me).n - 1}, "
                                         f"got {a!r:.200}")
-            text = env.action_text(a)
-            try:
-                env.step(a)  # an illegal action raises and changes nothing (API.md)
+                ids = [a]
+            trial = env.state.copy()
+            try:  # every decision on a copy first: an illegal move raises and changes nothing (API.md)
+                for a in ids:
+                    engine.apply(trial, a)
             except ValueError as e:
                 raise Rejected(409, str(e)) from None
+            for a in ids[:-1]:
+                env.step(a)
+            text = engine.move_text(env.state, ids[-1])  # the whole move: 'meld 4H JK=5H 6H'
+            env.step(ids[-1])
             self.log.append({"who": "you", "action": text})
             mine = {"who": "you", "action": text, "view": self.view()}
             return [mine] + self._computer_turn()

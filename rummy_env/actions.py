@@ -25,8 +25,15 @@ The deck variants (RULES.md §10.1-10.3) are kinds named by their features joine
 | --- | --- | --- |
 | wrap_meld | ``around`` | ``meld <cards>`` of the 220 runs that turn the corner (catalogue ids 369-588) |
 | joker_discard | ``jokers`` | ``discard JK`` |
-| joker_layoff | ``jokers`` | ``layoff JK=<card> set|low|high``: ``first + 3 * card + end`` |
-| joker_meld | ``jokers`` | ``meld`` of a catalogue meld with 1 .. 2 jokers (4 with two decks), at most half its cards |
+| joker_as | ``jokers`` | ``joker as <card>``: the next joker of the meld or lay-off being built stands for ``card`` (``first + card``) |
+
+A move with jokers is a short sequence of decisions of the same play phase (issue 24:
+every table at most 2,048 ids): one ``joker as <card>`` per joker, in ascending card
+order, then the meld or lay-off id whose cards include those cards, which the named
+jokers then play (``meld 4H JK=5H 6H`` is ``joker as 5H``, then ``meld 4H 5H 6H``;
+``layoff JK=7H high`` is ``joker as 7H``, then ``layoff 7H high``). While jokers are
+named (``GameState.named``) only the ids that finish or extend such a move are legal,
+and every named prefix has a legal finish: the legal moves are exactly the game's.
 
 Two decks alone add no action (a card is named, not its copy), so ``"two_decks"`` has
 ``Discrete(579)`` and the standard ids; its observation shows counts. A 500 Rum table with
@@ -138,11 +145,7 @@ def _variant_count(kind: str) -> int:
     if is_rum500(kind):
         n += NUM_CARDS + (1 if "jokers" in feats else 0)
     if "jokers" in feats:
-        top = 4 if "two_decks" in feats else 2
-        n += 1 + 3 * NUM_CARDS
-        for m in range(NUM_MELDS_AROUND if "around" in feats else NUM_MELDS):
-            size = MELD_MASK[m].bit_count()
-            n += sum(math.comb(size, j) for j in range(1, min(top, size // 2) + 1))
+        n += 1 + NUM_CARDS  # discard JK, joker as <card>
     return n
 
 
@@ -248,7 +251,7 @@ def layoff_id(card: int, end: int) -> int:
     return LAYOFF_BASE + 3 * card + end
 
 
-def _meld_form_text(mid: int, jokers: int) -> str:
+def meld_form_text(mid: int, jokers: int) -> str:
     """``meld`` text of catalogue meld ``mid`` with the cards of the 52-bit mask ``jokers``
     played by jokers (``JK=5H``, API.md)."""
     words = []
@@ -264,13 +267,12 @@ class ActionLayout:
     Attributes:
         kind: the kind; n: the ``Discrete(n)`` size; ranges: ``(name, first, count,
             meaning)`` per range; texts: the text of every id (a tuple of ``n`` str).
-        meld_id: catalogue meld id -> the id of melding it without jokers (-1 when the
-            kind has no such meld: a run that turns the corner without ``around``).
-        form_id: ``(catalogue meld id, joker mask)`` -> the id of melding it with jokers
-            standing for the cards of the 52-bit joker mask (jokers tables).
-        form: action id -> ``(catalogue meld id, joker mask)`` for every meld id.
-        joker_discard: id of ``discard JK`` (-1 without jokers); joker_layoff: first id
-            of ``layoff JK=<card> <end>`` (``+ 3 * card + end``), -1 without jokers.
+        meld_id: catalogue meld id -> the id of melding it (-1 when the kind has no such
+            meld: a run that turns the corner without ``around``); with jokers named
+            (``GameState.named``) the same id melds it with those cards played by jokers.
+        meld_of: action id -> catalogue meld id, for every meld id.
+        joker_discard: id of ``discard JK`` (-1 without jokers); joker_as: first id of
+            ``joker as <card>`` (``+ card``), -1 without jokers.
         max_jokers: most jokers one meld may hold (2 per deck, RULES.md §10.2), 0 without.
         dig_base: at a 500 Rum kind (``"rum500+<variants>"``, RULES.md §10.4) the id of
             ``draw discard AC`` (579; ``+ card`` for the others), else -1; joker_dig: the id
@@ -297,46 +299,32 @@ class ActionLayout:
                 ranges.append(("joker_dig", self.joker_dig, 1, "`draw discard JK`: take the topmost joker of the "
                                "discard pile and every card above it (it must be melded or laid off this turn)"))
         self.meld_id = [MELD_BASE + m if m < NUM_MELDS else -1 for m in range(NUM_MELDS_AROUND)]
-        self.form: dict[int, tuple[int, int]] = {MELD_BASE + m: (m, 0) for m in range(NUM_MELDS)}
-        catalogue = NUM_MELDS_AROUND if around else NUM_MELDS
+        self.meld_of: dict[int, int] = {MELD_BASE + m: m for m in range(NUM_MELDS)}
         if around:
             first = len(texts)
             for m in range(NUM_MELDS, NUM_MELDS_AROUND):
                 self.meld_id[m] = len(texts)
-                self.form[len(texts)] = (m, 0)
+                self.meld_of[len(texts)] = m
                 texts.append("meld " + " ".join(meld_cards_text(m)))
             ranges.append(("wrap_meld", first, len(texts) - first,
                            f"`meld <cards>` of a run that turns the corner K-A-2 (RULES.md §10.1): id = {first} + "
                            f"catalogue meld id - {NUM_MELDS} (55 per suit)"))
-        self.form_id: dict[tuple[int, int], int] = {}
-        self.joker_discard = self.joker_layoff = -1
+        self.joker_discard = self.joker_as = -1
         if jokers:
             self.joker_discard = len(texts)
             texts.append("discard JK")
             ranges.append(("joker_discard", self.joker_discard, 1, "`discard JK`: discard a joker"))
-            self.joker_layoff = len(texts)
-            texts += [f"layoff JK={CARD_TEXT[c]} {end}" for c in range(NUM_CARDS) for end in LAYOFF_ENDS]
-            ranges.append(("joker_layoff", self.joker_layoff, 3 * NUM_CARDS,
-                           f"`layoff JK=<card> set|low|high`: a joker laid off standing for <card>: id = "
-                           f"{self.joker_layoff} + 3*card + end (RULES.md §10.2)"))
-            first = len(texts)
-            for m in range(catalogue):
-                cards = [parse_card(t) for t in meld_cards_text(m)]
-                for j in range(1, min(self.max_jokers, len(cards) // 2) + 1):
-                    for combo in itertools.combinations(cards, j):
-                        jm = mask_of(combo)
-                        a = len(texts)
-                        self.form_id[(m, jm)] = a
-                        self.form[a] = (m, jm)
-                        texts.append(_meld_form_text(m, jm))
-            ranges.append(("joker_meld", first, len(texts) - first,
-                           f"`meld <cards>` with 1 to {self.max_jokers} jokers (`JK=<card>`, at most half the meld; "
-                           "RULES.md §10.2): per catalogue meld in id order, per joker count, per choice of the "
-                           "cards they stand for in meld order (itertools.combinations)"))
+            self.joker_as = len(texts)
+            texts += [f"joker as {CARD_TEXT[c]}" for c in range(NUM_CARDS)]
+            ranges.append(("joker_as", self.joker_as, NUM_CARDS,
+                           f"`joker as <card>`: id = {self.joker_as} + card; the next joker of the meld or lay-off "
+                           "being built stands for <card> (jokers named in ascending card order, then the meld or "
+                           "lay-off id that holds those cards: `meld 4H JK=5H 6H` is `joker as 5H`, `meld 4H 5H 6H`; "
+                           "RULES.md §10.2)"))
         self.texts: tuple[str, ...] = tuple(texts)
         self.ranges: tuple[tuple[str, int, int, str], ...] = tuple(ranges)
         self.n = len(texts)
-        assert self.n == _variant_count(kind)
+        assert self.n == _variant_count(kind) or _general
 
     @staticmethod
     @lru_cache(maxsize=None)
@@ -362,7 +350,7 @@ def action_forms(kind: str = "standard") -> str:
                                                   else [])
     forms += ["'meld 4H 5H 6H'"] + (["'meld 4H JK=5H 6H'"] if jokers else [])
     forms += ["'layoff JC set|low|high'", "'layoff JC'"] + (["'layoff JK=7H high'"] if jokers else [])
-    forms += ["'discard KS'"] + (["'discard JK'"] if jokers else [])
+    forms += ["'discard KS'"] + (["'discard JK'", "'joker as 5H'"] if jokers else [])
     return "forms: " + ", ".join(forms)
 
 
@@ -370,9 +358,11 @@ def parse_action(text: str, kind: str = "standard"):
     """Parse action text into an id of a ``kind`` of table (API.md's forms, cards in any
     order, case-insensitive; jokers as ``JK`` and ``JK=5H`` at a jokers table).
 
-    Returns the action id, or ``("layoff", card)`` for ``layoff <card>`` without an end
-    (``("layoff", card, True)`` for ``layoff JK=<card>``), which only a position can
-    resolve (see ``engine.action_id``).
+    Returns the action id; or a list of ids for a move with jokers, which is played as a
+    sequence of decisions (``joker as <card>`` per joker in ascending card order, then
+    the meld or lay-off id: module docstring); or ``("layoff", card)`` for ``layoff
+    <card>`` without an end (``("layoff", card, True)`` for ``layoff JK=<card>``), which
+    only a position can resolve (see ``engine.action_ids``).
     ``draw discard <card>`` gives the dig id ``579 + card`` (RULES.md §10.4), which
     only a dig table has; ``engine.action_id`` turns the top card's into ``draw discard``.
 
@@ -413,6 +403,11 @@ def parse_action(text: str, kind: str = "standard"):
                                  "pile needs draw='dig' (RULES.md §10.4), which this release plays without the "
                                  "deck variants")
             return DIG_BASE + parse_card(words[2])
+        if verb == "joker" and len(words) == 3 and words[1].lower() == "as":
+            if not jokers:
+                raise ValueError(f"{brief(text)}: this table has no jokers (RULES.md §10.2)")
+            c = parse_card(words[2])
+            return lay.joker_as + c
         if verb == "discard" and len(words) == 2:
             c = parse_card(words[1], joker=jokers)
             return lay.joker_discard if c == JOKER else DISCARD_BASE + c
@@ -441,11 +436,10 @@ def parse_action(text: str, kind: str = "standard"):
                                  "(RULES.md §10.1)")
             if not jm:
                 return MELD_BASE + mid if lay is None else lay.meld_id[mid]
-            a = lay.form_id.get((mid, jm))
-            if a is None:
+            if jm.bit_count() > min(lay.max_jokers, len(cards) // 2):
                 raise ValueError(f"{brief(text)}: a meld holds at most as many jokers as natural cards, and at most "
                                  f"{lay.max_jokers} (RULES.md §10.2)")
-            return a
+            return [lay.joker_as + c for c in sorted(j for j in cards if jm >> j & 1)] + [lay.meld_id[mid]]
         if verb == "layoff" and len(words) in (2, 3):
             j = joker_of(words[1])
             card = j if j >= 0 else parse_card(words[1], joker=jokers)
@@ -457,7 +451,7 @@ def parse_action(text: str, kind: str = "standard"):
             if end not in LAYOFF_ENDS:
                 raise ValueError(f"{brief(text)}: the end of a lay-off is one of set, low, high")
             if j >= 0:
-                return lay.joker_layoff + 3 * card + LAYOFF_ENDS.index(end)
+                return [lay.joker_as + card, layoff_id(card, LAYOFF_ENDS.index(end))]
             return layoff_id(card, LAYOFF_ENDS.index(end))
     except CardError as e:
         raise ValueError(f"{brief(text)}: {e}") from None

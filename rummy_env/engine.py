@@ -32,6 +32,8 @@ from .actions import (
     NUM_ACTIONS,
     action_text,
     checked_action_id,
+    layoff_id,
+    meld_form_text,
     parse_action,
 )
 from .actions import ActionLayout
@@ -127,6 +129,9 @@ class GameState:
             times), ``stock`` and ``discard`` may repeat cards and hold the joker.
         joker_masks: at a jokers table, ``(set, low, high)`` 52-bit masks of the cards
             a joker may be laid off as (a meld with room for one more joker takes it).
+        named: at a jokers table in the play phase, the 52-bit mask of the cards the mover
+            has named jokers for (``joker as <card>``, ``actions`` module docstring) in the
+            meld or lay-off it is building; 0 otherwise.
         layoff_masks: ``(layoff_set, layoff_low, layoff_high)``, 52-bit masks of the
             cards the table takes as a lay-off on a set (its missing 4th card), at the
             low end and at the high end of a run (derived from ``melds``; RULES.md §3-§4).
@@ -138,7 +143,7 @@ class GameState:
         "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
         "known", "discards_by", "hand_over", "result", "match_over", "match_winners",
         "layoff_masks", "payoffs", "rng", "_legal", "meld_points", "bound", "num_actions", "variant",
-        "joker_masks", "table",
+        "joker_masks", "table", "named", "_moves",
     )
 
     def __init__(self, rules: Rules, *, table: "Table | None" = None, rng: "random.Random | None" = None,
@@ -152,7 +157,7 @@ class GameState:
                  match_winners: "list[int] | None" = None, layoff_masks: tuple = (0, 0, 0),
                  joker_masks: tuple = (0, 0, 0), payoffs: "list | None" = None,
                  meld_points: "list[int] | None" = None, bound: int = -1, legal: "list[int] | None" = None,
-                 _general: bool = False) -> None:
+                 named: int = 0, _general: bool = False) -> None:
         """The one constructor of a position: every slot set, from keywords (the attributes
         above; per-seat lists default to zeros / False for ``rules.num_players`` seats, the
         dealer to the last seat, the piles to empty lists). It checks nothing: ``new_game``
@@ -191,7 +196,9 @@ class GameState:
         self.payoffs = [0] * n if payoffs is None else payoffs
         self.meld_points = [0] * n if meld_points is None else meld_points
         self.bound = bound
+        self.named = named
         self._legal = legal
+        self._moves = None  # the full moves of a deck-variant play phase (_variant_moves), cached
 
     def copy(self) -> "GameState":
         """An independent copy (the RNG is copied too, so both go on identically)."""
@@ -207,7 +214,8 @@ class GameState:
             result=None if self.result is None else dict(self.result), match_over=self.match_over,
             match_winners=None if self.match_winners is None else list(self.match_winners),
             layoff_masks=self.layoff_masks, joker_masks=self.joker_masks, payoffs=list(self.payoffs),
-            meld_points=list(self.meld_points), bound=self.bound, legal=self._legal)
+            meld_points=list(self.meld_points), bound=self.bound, legal=self._legal, named=self.named)
+        s._moves = self._moves  # a tuple of tuples: shared safely
         s.variant = self.variant  # a copy of a _general position plays the same path
         return s
 
@@ -293,6 +301,7 @@ def _deal(s: GameState) -> None:
     s.payoffs = [0] * n
     s.meld_points = [0] * n
     s.bound = -1
+    s.named = 0
     s._legal = None
     _start_turn(s)
 
@@ -607,29 +616,30 @@ def _take(hand: int, naturals: int, jokers: int) -> int:
     return hand
 
 
-def _variant_move(state: GameState, action: int) -> tuple[int, list[Meld] | None, int, int, int]:
-    """What a play-phase action does at a deck-variant table, without doing it:
+# A full move of a deck-variant play phase, before it is split into decisions (the
+# ``actions`` module docstring): (MV_DISCARD, card) with card 52 for a joker;
+# (MV_MELD, catalogue meld id, joker mask); (MV_LAYOFF, card, end, joker: 0 or 1).
+MV_DISCARD, MV_MELD, MV_LAYOFF = 0, 1, 2
+
+
+def _variant_move(state: GameState, move: tuple) -> tuple[int, list[Meld] | None, int, int, int]:
+    """What a full play-phase move does at a deck-variant table, without doing it:
     ``(hand after it, table after it or None when unchanged, card discarded or -1,
     52-bit mask of the natural cards that leave the hand, jokers that leave it)``."""
-    lay = state.variant
     hand = state.hands[state.current]
     aces = state.rules.aces
-    if DISCARD_BASE <= action < MELD_BASE:
-        c = action - DISCARD_BASE
-        return count_remove(hand, c), None, c, 1 << c, 0
-    if action == lay.joker_discard:
-        return count_remove(hand, JOKER), None, JOKER, 0, 1
-    if LAYOFF_BASE <= action < NUM_ACTIONS:
-        c, end = divmod(action - LAYOFF_BASE, 3)
+    k = move[0]
+    if k == MV_DISCARD:
+        c = move[1]
+        return count_remove(hand, c), None, c, (0 if c == JOKER else 1 << c), (1 if c == JOKER else 0)
+    if k == MV_LAYOFF:
+        _, c, end, joker = move
         trial = [m.copy() for m in state.melds]
-        _do_layoff(trial, c, end, aces)
+        _do_layoff(trial, c, end, aces, joker=bool(joker))
+        if joker:
+            return count_remove(hand, JOKER), trial, -1, 0, 1
         return count_remove(hand, c), trial, -1, 1 << c, 0
-    if lay.joker_layoff <= action < lay.joker_layoff + 3 * NUM_CARDS and lay.joker_layoff >= 0:
-        c, end = divmod(action - lay.joker_layoff, 3)
-        trial = [m.copy() for m in state.melds]
-        _do_layoff(trial, c, end, aces, joker=True)
-        return count_remove(hand, JOKER), trial, -1, 0, 1
-    mid, jm = lay.form[action]
+    _, mid, jm = move
     nat, nj = MELD_MASK[mid] & ~jm, jm.bit_count()
     meld = Meld(MELD_MASK[mid], MELD_KIND[mid], MELD_KEY[mid], MELD_LO[mid], MELD_HI[mid], jm)
     return _take(hand, nat, nj), state.melds + [meld], -1, nat, nj
@@ -768,10 +778,14 @@ def _variant_bound_playable(hand: int, melds: list[Meld], bound: int, rules: Rul
     return False
 
 
-def _legal_variant(state: GameState) -> list[int]:
-    """The play phase's legal ids at a deck-variant table (RULES.md §3, §10.1-10.3):
-    discards (no copy of the card taken from the discard pile), melds with or without
-    jokers, natural and joker lay-offs, each kept only when the turn can still end."""
+def _variant_moves(state: GameState) -> tuple:
+    """The play phase's legal full moves at a deck-variant table (RULES.md §3,
+    §10.1-10.3; ``MV_*`` tuples): discards (no copy of the card taken from the discard
+    pile), melds with or without jokers, natural and joker lay-offs, each kept only when
+    the turn can still end. While jokers are named the list computed before the first
+    ``joker as`` is reused (``state._moves``: the position has not changed since)."""
+    if state.named and state._moves is not None:
+        return state._moves
     lay = state.variant
     rules = state.rules
     hand = state.hands[state.current]
@@ -780,30 +794,32 @@ def _legal_variant(state: GameState) -> list[int]:
     nj = count_of(hand, JOKER)
     f = state.drawn_from_discard
     fbit = 0 if f < 0 else 1 << f
-    out = []
+    out: list[tuple] = []
     bound = state.bound
     if bound < 0:
         for c in cards_of(distinct & ~fbit):
-            out.append(lay.joker_discard if c == JOKER else DISCARD_BASE + c)
+            out.append((MV_DISCARD, c))
     jokers_on = lay.max_jokers > 0
     must = rules.must_discard_to_go_out
 
-    def ok(rest: int, action: int) -> bool:
+    def ok(rest: int, move: tuple) -> bool:
         if bound >= 0:  # a dug card still to play (§10.4): this move plays it, or it stays playable
-            _, trial, _, nat, played_jokers = _variant_move(state, action)
+            _, trial, _, nat, played_jokers = _variant_move(state, move)
             if (played_jokers if bound == JOKER else nat >> bound & 1):
                 return bool(rest) or not must
             return _variant_bound_playable(rest, state.melds if trial is None else trial, bound, rules, lay)
         if rest & LAYER_MASK & ~fbit:
             return True  # a card left that may be discarded
-        trial = _variant_move(state, action)[1]
+        trial = _variant_move(state, move)[1]
         return _variant_finishable(rest, state.melds if trial is None else trial, f, rules, jokers_on)
 
     for mid, jm in meld_forms(naturals, nj, rules.aces, lay.max_jokers):
-        a = lay.meld_id[mid] if not jm else lay.form_id[(mid, jm)]
+        if lay.meld_id[mid] < 0:
+            continue
         rest = _take(hand, MELD_MASK[mid] & ~jm, jm.bit_count())
-        if ok(rest, a):
-            out.append(a)
+        mv = (MV_MELD, mid, jm)
+        if ok(rest, mv):
+            out.append(mv)
     if rules.layoffs:
         masks = state.layoff_masks
         h = naturals & (masks[0] | masks[1] | masks[2])
@@ -811,19 +827,124 @@ def _legal_variant(state: GameState) -> list[int]:
             rest = count_remove(hand, c)
             for end in range(3):
                 if masks[end] >> c & 1:
-                    a = LAYOFF_BASE + 3 * c + end
-                    if ok(rest, a):
-                        out.append(a)
+                    mv = (MV_LAYOFF, c, end, 0)
+                    if ok(rest, mv):
+                        out.append(mv)
         if nj:
             jmasks = state.joker_masks
             rest = count_remove(hand, JOKER)
             for end in range(3):
                 for c in cards_of(jmasks[end]):
-                    a = lay.joker_layoff + 3 * c + end
-                    if ok(rest, a):
-                        out.append(a)
-    out.sort()
-    return out
+                    mv = (MV_LAYOFF, c, end, 1)
+                    if ok(rest, mv):
+                        out.append(mv)
+    state._moves = moves = tuple(out)
+    return moves
+
+
+def _move_jokers(move: tuple) -> int:
+    """The 52-bit mask of the cards a full move's jokers stand for (0 for a natural move)."""
+    if move[0] == MV_MELD:
+        return move[2]
+    if move[0] == MV_LAYOFF and move[3]:
+        return 1 << move[1]
+    return 0
+
+
+def _next_step(lay: ActionLayout, move: tuple, named: int) -> int:
+    """The id of the next decision that plays the full ``move`` when the jokers of
+    ``named`` are named (the ``actions`` module docstring), or -1 when ``named`` does not
+    start that move: named cards are its jokers' lowest ones, named in ascending order."""
+    jm = _move_jokers(move)
+    if jm & named != named or (jm & ~named) & ((1 << named.bit_length()) - 1):
+        return -1
+    rest = jm & ~named
+    if rest:
+        return lay.joker_as + (rest & -rest).bit_length() - 1
+    k = move[0]
+    if k == MV_DISCARD:
+        return DISCARD_BASE + move[1] if move[1] != JOKER else lay.joker_discard
+    if named and not jm:
+        return -1
+    if k == MV_MELD:
+        return lay.meld_id[move[1]]
+    return LAYOFF_BASE + 3 * move[1] + move[2]
+
+
+def _legal_variant(state: GameState) -> list[int]:
+    """The play phase's legal ids at a deck-variant table: the next decision of every
+    legal full move (``_variant_moves``) that the jokers named so far start."""
+    lay = state.variant
+    named = state.named
+    out = set()
+    for mv in _variant_moves(state):
+        a = _next_step(lay, mv, named)
+        if a >= 0:
+            out.add(a)
+    return sorted(out)
+
+
+def _move_of(state: GameState, action: int) -> tuple:
+    """The full move a legal meld, lay-off or discard id completes, with the jokers named
+    so far (``state.named``) playing its named cards."""
+    lay = state.variant
+    named = state.named
+    if DISCARD_BASE <= action < MELD_BASE:
+        return (MV_DISCARD, action - DISCARD_BASE)
+    if action == lay.joker_discard:
+        return (MV_DISCARD, JOKER)
+    if LAYOFF_BASE <= action < NUM_ACTIONS:
+        c, end = divmod(action - LAYOFF_BASE, 3)
+        return (MV_LAYOFF, c, end, 1 if named else 0)
+    return (MV_MELD, lay.meld_of[action], named)
+
+
+def _full_move_text(mv: tuple) -> str:
+    """API.md's text of a full ``MV_*`` move (``meld 4H JK=5H 6H``, ``layoff JK=7H high``)."""
+    if mv[0] == MV_DISCARD:
+        return f"discard {TEXT_OF[mv[1]]}"
+    if mv[0] == MV_MELD:
+        return meld_form_text(mv[1], mv[2])
+    return f"layoff {'JK=' if mv[3] else ''}{CARD_TEXT[mv[1]]} {LAYOFF_ENDS[mv[2]]}"
+
+
+def legal_moves(state: GameState) -> list[tuple[str, int]]:
+    """Every legal move of the player to move as ``(text, next id)``: at a jokers table in
+    the play phase the whole moves (``meld 4H JK=5H 6H``, ``layoff JK=7H high``) that the
+    jokers named so far start, each with the id of its next decision (``joker as 5H``:
+    the ``actions`` module docstring), sorted by that id, then text; elsewhere one entry per legal id
+    with its ``action_text``. What a person picks from (the terminal and the web table);
+    ``action_ids(state, text)`` gives a move's decisions.
+    """
+    lay = state.variant
+    if lay is None or lay.joker_as < 0 or state.phase != PLAY or state.hand_over:
+        return [(action_text(a, state.table.kind), a) for a in legal_actions(state)]
+    out = []
+    for mv in _variant_moves(state):
+        a = _next_step(lay, mv, state.named)
+        if a >= 0:
+            out.append((a, _full_move_text(mv)))
+    return [(t, a) for a, t in sorted(out)]
+
+
+def is_joker_step(state: GameState, action: int) -> bool:
+    """Whether ``action`` is a ``joker as <card>`` decision at this position's table (a
+    step of a move with jokers, the ``actions`` module docstring)."""
+    lay = state.variant
+    return lay is not None and lay.joker_as >= 0 and lay.joker_as <= action < lay.joker_as + NUM_CARDS
+
+
+def move_text(state: GameState, action: int) -> str:
+    """The text of the whole move a legal play-phase ``action`` finishes at this position
+    (API.md's action text): at a jokers table with jokers named, ``meld 4H 5H 6H`` after
+    ``joker as 5H`` is ``meld 4H JK=5H 6H``; otherwise ``action_text`` of the id (a
+    ``joker as <card>`` step included)."""
+    lay = state.variant
+    kind = state.table.kind
+    if lay is None or not state.named or state.phase != PLAY or (
+            lay.joker_as >= 0 and lay.joker_as <= action < lay.joker_as + NUM_CARDS):
+        return action_text(action, kind)
+    return _full_move_text(_move_of(state, action))
 
 
 def _apply_variant(state: GameState, action: int) -> None:
@@ -849,7 +970,13 @@ def _apply_variant(state: GameState, action: int) -> None:
         state.bound = card
         state.phase = PLAY
         return
-    rest, trial, discarded, nat, nj = _variant_move(state, action)
+    if lay.joker_as >= 0 and lay.joker_as <= action < lay.joker_as + NUM_CARDS:
+        state.named |= 1 << (action - lay.joker_as)  # a step of a move with jokers: the moves stay
+        return
+    move = _move_of(state, action)
+    state.named = 0
+    state._moves = None
+    rest, trial, discarded, nat, nj = _variant_move(state, move)
     state.hands[p] = rest
     # what the others know the seat holds: a copy played or discarded is a known one
     # while any is known (the copies are the same card: which one left is not seen)
@@ -1160,41 +1287,64 @@ def _illegal_variant(state: GameState, a: int) -> str:
         return f"{text!r} is illegal: the discard pile is empty"
     if is_dig:
         return _illegal_dig(state, text, JOKER if a == lay.joker_dig else a - lay.dig_base)
+    named = state.named
+    nj = count_of(hand, JOKER)
+    if lay.joker_as >= 0 and lay.joker_as <= a < lay.joker_as + NUM_CARDS:
+        c = a - lay.joker_as
+        if named.bit_count() >= nj:
+            return (f"{text!r} is illegal: {who} holds {nj} joker(s)"
+                    + (f", each already named ({' '.join(TEXT_OF[x] for x in cards_of(named))})" if named else ""))
+        if named >> c & 1:
+            return f"{text!r} is illegal: a joker is already named for {TEXT_OF[c]} (a meld never holds a card twice)"
+        if named and c < named.bit_length() - 1:
+            return (f"{text!r} is illegal: jokers are named in ascending card order (after "
+                    f"{TEXT_OF[named.bit_length() - 1]}); name {TEXT_OF[c]} first in a new move")
+        return (f"{text!r} is illegal: no meld or lay-off of {who}'s can use a joker as {TEXT_OF[c]} here"
+                + (f" with the jokers named for {' '.join(TEXT_OF[x] for x in cards_of(named))}" if named else "")
+                + " (RULES.md §10.2: a meld holds at most as many jokers as natural cards, and the turn must "
+                  "still end legally)")
+    if named:
+        have = " ".join(TEXT_OF[x] for x in cards_of(named))
+        pending = (f"{text!r} is illegal: {who} has named jokers for {have}; finish that move first: the meld or "
+                   "lay-off that holds those cards (or name the next joker)")
+        mid = lay.meld_of.get(a, -1)
+        if mid >= 0 and MELD_MASK[mid] & named == named:
+            missing = MELD_MASK[mid] & ~named & ~hand
+            if missing:
+                return (f"{text!r} is illegal: {who} does not hold {' '.join(TEXT_OF[c] for c in cards_of(missing))} "
+                        f"(the jokers named play {have})")
+            if not meld_allowed(mid, state.rules.aces):
+                return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
+            return (f"{text!r} is illegal: with jokers as {have} it would hold more jokers than natural cards, or "
+                    f"leave {who} no legal way to finish the turn (RULES.md §10.2)")
+        return pending
     if state.bound >= 0 and (DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard):
         return (f"{text!r} is illegal: {TEXT_OF[state.bound]}, dug from the discard pile this turn, must be "
                 "melded or laid off before the turn ends (RULES.md §10.4)")
     finish = (f"{text!r} is illegal: it would leave {who} no legal way to finish the turn"
               + (" (the last card must be a discard)" if state.rules.must_discard_to_go_out else ""))
-    nj = count_of(hand, JOKER)
     if DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard:
         c = JOKER if a == lay.joker_discard else a - DISCARD_BASE
         if not count_of(hand, c):
             return f"{text!r} is illegal: {TEXT_OF[c]} is not in {who}'s hand"
         either = " (in either copy, RULES.md §10.3)" if state.table.two_decks else ""
         return f"{text!r} is illegal: {TEXT_OF[c]} was taken from the discard pile this turn{either}"
-    joker_layoff = lay.joker_layoff >= 0 and lay.joker_layoff <= a < lay.joker_layoff + 3 * NUM_CARDS
-    if LAYOFF_BASE <= a < NUM_ACTIONS or joker_layoff:
-        c, end = divmod(a - (lay.joker_layoff if joker_layoff else LAYOFF_BASE), 3)
+    if LAYOFF_BASE <= a < NUM_ACTIONS:
+        c, end = divmod(a - LAYOFF_BASE, 3)
         if not state.rules.layoffs:
             return f"{text!r} is illegal: lay-offs are switched off at this table"
-        if joker_layoff and not nj:
-            return f"{text!r} is illegal: {who} holds no joker"
-        if not joker_layoff and not count_of(hand, c):
+        if not count_of(hand, c):
             return f"{text!r} is illegal: {TEXT_OF[c]} is not in {who}'s hand"
         if not state.layoff_masks[end] >> c & 1:
             where = ("no set on the table takes it" if end == 0 else
                      f"no run on the table has its {LAYOFF_ENDS[end]} end next to it")
             return f"{text!r} is illegal: {where}"
-        if joker_layoff and not state.joker_masks[end] >> c & 1:
-            return (f"{text!r} is illegal: every meld that takes {TEXT_OF[c]} there already holds as many "
-                    "jokers as natural cards (RULES.md §10.2)")
         return finish
-    mid, jm = lay.form[a]
-    missing = MELD_MASK[mid] & ~jm & ~hand
-    short = max(0, jm.bit_count() - nj)
-    if missing or short:
-        words = [TEXT_OF[c] for c in cards_of(missing)] + ([f"{short} more joker(s) (holds {nj})"] if short else [])
-        return f"{text!r} is illegal: {who} does not hold {' and '.join(words) if short and missing else ' '.join(words)}"
+    mid = lay.meld_of[a]
+    missing = MELD_MASK[mid] & ~hand
+    if missing:
+        return f"{text!r} is illegal: {who} does not hold {' '.join(TEXT_OF[c] for c in cards_of(missing))}" + (
+            " (to play a card of a meld with a joker, name it first: 'joker as <card>')" if nj else "")
     if not meld_allowed(mid, state.rules.aces):
         return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
     return finish
@@ -1290,14 +1440,18 @@ def match_payoffs(state: GameState) -> list[float]:
 
 # ---------------------------------------------------------------- action text with a position
 
-def action_id(state: GameState, text: str) -> int:
-    """The id of action ``text`` (API.md) at this position's kind of table; ``layoff JC``
-    alone resolves to the one meld on the table that can take the card (``layoff JK=7H``
-    alone, to the one end a joker may take 7H at).
+def action_ids(state: GameState, text: str) -> list[int]:
+    """The decisions that play the move ``text`` (API.md's action text) from this
+    position, in order: one id, except for a move with jokers at a jokers table
+    (``meld 4H JK=5H 6H`` -> ``joker as 5H``, ``meld 4H 5H 6H``: the ``actions`` module
+    docstring), of which the steps already taken (``state.named``) are left out.
+    ``layoff JC`` alone resolves to the one meld on the table that can take the card
+    (``layoff JK=7H`` alone, to the one end a joker may take 7H at). The ids are not
+    checked for legality (``apply`` does, and says why).
 
     Raises:
-        ValueError: the text names no action of this table, or a bare lay-off fits no
-            meld or more than one.
+        ValueError: the text names no action of this table, a bare lay-off fits no
+            meld or more than one, or the text does not continue the jokers named so far.
     """
     a = parse_action(text, state.table.kind)
     if isinstance(a, int) and a >= DIG_BASE and state.variant is None:
@@ -1305,7 +1459,7 @@ def action_id(state: GameState, text: str) -> int:
             raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); "
                              "digging the pile needs draw='dig' (RULES.md §10.4)")
         if state.discard and state.discard[-1] == a - DIG_BASE:
-            return DRAW_DISCARD  # the top card alone is the plain draw (one action for one move)
+            return [DRAW_DISCARD]  # the top card alone is the plain draw (one action for one move)
     if isinstance(a, tuple):
         card = a[1]
         joker = len(a) > 2
@@ -1315,6 +1469,29 @@ def action_id(state: GameState, text: str) -> int:
         if len(ends) != 1:
             where = ("no meld on the table can take " if not ends else "more than one meld can take ")
             raise ValueError(f"{text!r}: {where}{shown}; say 'layoff {shown} set|low|high'")
-        base = state.variant.joker_layoff if joker else LAYOFF_BASE
-        return base + 3 * card + ends[0]
+        a = layoff_id(card, ends[0])
+        if joker:
+            a = [state.variant.joker_as + card, a]
+    if isinstance(a, int):
+        return [a]
+    lay = state.variant
+    named = state.named
+    if named:  # some of the move's jokers are named already: the steps left
+        steps = [x - lay.joker_as for x in a[:-1]]
+        k = named.bit_count()
+        if sorted(cards_of(named)) != steps[:k]:
+            have = " ".join(TEXT_OF[c] for c in cards_of(named))
+            raise ValueError(f"{text!r}: jokers are named for {have} in the move being built; finish that move "
+                             "(a meld or lay-off whose jokers stand for those cards, the lowest first)")
+        return a[k:]
     return a
+
+
+def action_id(state: GameState, text: str) -> int:
+    """The id of the next decision of the move ``text`` from this position
+    (``action_ids(state, text)[0]``; API.md): for a move without jokers its one id.
+
+    Raises:
+        ValueError: as ``action_ids``.
+    """
+    return action_ids(state, text)[0]

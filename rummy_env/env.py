@@ -378,16 +378,33 @@ class raw_env(AECEnv):
         return action_text(action, self.kind)
 
     def action_id(self, text: str) -> int:
-        """The id of an action text (``layoff JC`` alone resolves to the one meld that takes it).
+        """The id of an action text (``layoff JC`` alone resolves to the one meld that takes
+        it); for a move with jokers, the id of its next decision (``action_ids``).
 
         Raises:
             ValueError: the text names no action.
         """
         return engine.action_id(self._started(), text)
 
+    def action_ids(self, text: str) -> list[int]:
+        """The decisions that play the move ``text`` from this position, in order (one id,
+        except a move with jokers at a jokers table: ``joker as <card>`` per joker, lowest
+        card first, then the meld or lay-off id; ``engine.action_ids``). Step them in turn.
+
+        Raises:
+            ValueError: the text names no action, or does not continue the jokers named.
+        """
+        return engine.action_ids(self._started(), text)
+
     def legal_action_texts(self) -> list[str]:
-        """The texts of the legal actions of the agent to move."""
+        """The texts of the legal actions (ids) of the agent to move, one per mask bit."""
         return [action_text(a, self.kind) for a in engine.legal_actions(self._started())]
+
+    def legal_moves(self) -> list[tuple[str, int]]:
+        """The legal moves of the agent to move as ``(text, next id)``: whole moves at a
+        jokers table (``meld 4H JK=5H 6H`` with the id of ``joker as 5H``), else one per
+        legal id (``engine.legal_moves``)."""
+        return engine.legal_moves(self._started())
 
     def legal_actions(self) -> list[int]:
         """The ids of the legal actions of the agent to move (the mask's ones)."""

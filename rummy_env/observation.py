@@ -253,6 +253,8 @@ class Encoder:
                     row[tj + c] += 1.0
             for name, mask in zip(("joker_layoff_set", "joker_layoff_low", "joker_layoff_high"), state.joker_masks):
                 plane(off[name], mask)
+            if seat == state.current:
+                plane(off["jokers_named"], state.named)
             for k, q in enumerate(order, start=1):
                 row[off[f"opp{k}_known_jokers"]] = count_of(state.known[q], JOKER) / JOKER_SCALE
                 row[off[f"opp{k}_discarded_joker"]] = 1.0 if state.discards_by[q] >> JOKER & 1 else 0.0
@@ -496,8 +498,10 @@ class PlayerView:
         legal: sorted list of legal action ids. can_draw_stock, can_draw_discard:
         bools. discardable: mask of the cards a discard action may name.
         meld_actions, layoff_actions, dig_actions: lists of legal meld / lay-off /
-        dig (``draw discard <card>``) action ids (at a jokers table meld_actions include
-        the joker meld forms, layoff_actions the joker lay-offs).
+        dig (``draw discard <card>``) action ids. joker_as_actions: the cards of the legal
+        ``joker as <card>`` ids (a jokers table; the first steps of the moves with jokers),
+        jokers_named: the mask of the cards jokers are named for in the move being built
+        (while it is not 0 the meld and lay-off ids finish that move, ``actions``).
         Deck variants (RULES.md §10.1-10.3; at other tables 0, False or empty):
         around (runs turn the corner); two_decks; max_jokers (per meld: 2, or 4 with two
         decks; 0 without jokers); hand_jokers (jokers held, int); upcard / drawn are 52
@@ -525,7 +529,7 @@ class PlayerView:
         "meld_points", "opp_meld_points", "dig_actions",
         "around", "two_decks", "max_jokers", "hand_jokers", "discard_jokers", "table_jokers", "joker_layoff_set",
         "joker_layoff_low", "joker_layoff_high", "hand_twice", "discard_below_twice", "table_twice",
-        "opp_known_jokers", "opp_discarded_joker", "opp_known_twice", "variant",
+        "opp_known_jokers", "opp_discarded_joker", "opp_known_twice", "variant", "jokers_named", "joker_as_actions",
     )
 
     @property
@@ -636,6 +640,7 @@ class PlayerView:
         self.meld_actions = melds
         self.layoff_actions = lays
         self.dig_actions = digs
+        self.joker_as_actions = []
 
     def _decode_variant(self, obs: np.ndarray, ix: "_Index") -> None:
         """The deck-variant pieces (RULES.md §10.1-10.3; zeros and False elsewhere)."""
@@ -668,6 +673,7 @@ class PlayerView:
         self.joker_layoff_set = plane("joker_layoff_set")
         self.joker_layoff_low = plane("joker_layoff_low")
         self.joker_layoff_high = plane("joker_layoff_high")
+        self.jokers_named = plane("jokers_named")
         self.hand_twice = plane("hand_twice")
         self.discard_below_twice = plane("discard_below_twice")
         self.table_twice = plane("table_twice")
@@ -683,16 +689,19 @@ class PlayerView:
         melds: list[int] = []
         lays: list[int] = []
         digs: list[int] = []
-        jl = lay.joker_layoff
+        ja = lay.joker_as
         db = lay.dig_base
+        named: list[int] = []
         for a in legal:
             if db >= 0 and (db <= a < db + 52 or a == lay.joker_dig):
                 digs.append(a)
+            elif ja >= 0 and ja <= a < ja + 52:
+                named.append(a - ja)
             elif DISCARD_BASE <= a < MELD_BASE:
                 disc |= 1 << (a - DISCARD_BASE)
             elif a == lay.joker_discard:
                 disc |= 1 << JOKER
-            elif LAYOFF_BASE <= a < NUM_ACTIONS or (jl >= 0 and jl <= a < jl + 3 * 52):
+            elif LAYOFF_BASE <= a < NUM_ACTIONS:
                 lays.append(a)
             elif a >= MELD_BASE:
                 melds.append(a)
@@ -700,6 +709,7 @@ class PlayerView:
         self.meld_actions = melds
         self.layoff_actions = lays
         self.dig_actions = digs
+        self.joker_as_actions = named
 
     @property
     def opp_known_all(self) -> int:

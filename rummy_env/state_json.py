@@ -10,7 +10,9 @@ Fields beyond API.md's example: ``melded_this_turn``, ``hand_number``, ``known_c
 ``meld_points`` (per seat, the points melded and laid off this hand; default 0 on input,
 else they must add up to the table's points); on a dig
 table ``bound`` (the card dug from the discard pile this turn that must still be
-melded or laid off, or null; RULES.md §10.4). The rules themselves live in
+melded or laid off, or null; RULES.md §10.4); at a jokers table ``jokers_named`` (the
+cards the mover has named jokers for in the meld or lay-off it is building, ``joker as
+<card>`` decisions, lowest first; ``[]`` when none; optional on input). The rules themselves live in
 ``engine.py``; this module only reads and writes positions.
 
 At a deck-variant table (RULES.md §10.1-10.3: ``aces="around"``, ``jokers=2``,
@@ -33,7 +35,7 @@ from .cards import (CARD_TEXT, count_points, JOKER, JOKER_POINTS, NUM_CARDS, TEX
                     count_mask_of, count_of, mask_of, mask_points, parse_card)
 from .engine import (DRAW, PHASES, PLAY, GameState, Meld, _finishable, _layoff_masks, _meld_from_id, _start_turn,
                      _variant_bound_playable, _variant_finishable, _variant_layoff_masks, bound_playable,
-                     melds_payoffs)
+                     legal_actions, melds_payoffs)
 from .melds import meld_of_cards
 from .rules import Rules
 from .table import Table
@@ -48,7 +50,7 @@ class PositionError(ValueError):
 _STATE_KEYS = (
     "rules", "hands", "stock", "discard", "melds", "current_player", "phase", "drawn_from_discard",
     "has_melded", "melded_this_turn", "recycles", "turn", "scores", "dealer", "hand_number",
-    "known_cards", "discards_by", "hand_over", "result", "match_winners", "meld_points", "bound",
+    "known_cards", "discards_by", "hand_over", "result", "match_winners", "meld_points", "bound", "jokers_named",
 )
 _REQUIRED = ("hands", "stock", "discard", "melds", "current_player", "phase")
 
@@ -104,6 +106,8 @@ def to_json(state: GameState) -> dict[str, Any]:
         d["meld_points"] = list(state.meld_points)
     if state.table.digs:
         d["bound"] = None if state.bound < 0 else TEXT_OF[state.bound]
+    if state.table.jokers:
+        d["jokers_named"] = _texts(state.named)
     if state.hand_over:
         d["result"] = dict(state.result, payoffs=list(state.payoffs))
     if state.match_over:
@@ -412,6 +416,8 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
     n = rules.num_players
     table = Table.of(rules)
     dig, melds_scoring, rum = table.digs, table.melds_scoring, table.rum500
+    if obj.get("jokers_named") not in (None, []) and not table.jokers:
+        raise _err("jokers_named is only for tables with jokers (RULES.md §10.2)")
     for key, ok in (("meld_points", rum), ("bound", dig)):
         if obj.get(key) is not None and not ok:
             raise _err(f"{key} is only for " + ("500 Rum tables (scoring='melds' or draw='dig')" if key == "meld_points"
@@ -500,6 +506,9 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             raise _err("bound and drawn_from_discard cannot both be set: a dig takes more than the top card, "
                        "taking the top card alone binds nothing")
 
+    if obj.get("jokers_named") not in (None, []) and (phase == DRAW or hand_over):
+        raise _err("jokers_named must be empty in the draw phase and once the hand is over (jokers are named in "
+                   "the play phase, for the move being built)")
     k = rules.cards_dealt
     melded = sum(m.mask.bit_count() for m in melds)
     has_melded = _bool_list(obj.get("has_melded", [False] * n), "has_melded", n)
@@ -669,6 +678,14 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
             if not discard:
                 raise _err("the discard pile is empty at a draw; that cannot occur (a discard ends every turn)")
         elif variant is not None:
+            named = _named(obj.get("jokers_named"), s, jok)
+            if named:
+                s.named = named
+                if not legal_actions(s):
+                    raise _err(f"jokers_named {_texts(named)}: no legal meld or lay-off of the mover's plays jokers "
+                               "as those cards (RULES.md §10.2: a meld holds at most as many jokers as natural "
+                               "cards, and the turn must still end legally)")
+                s._legal = None
             if bound >= 0 and not _variant_bound_playable(s.hands[cur], melds, bound, rules, variant):
                 raise _err(f"bound {TEXT_OF[bound]} can no longer be melded or laid off this turn (RULES.md §10.4)")
             if bound < 0 and not _variant_finishable(s.hands[cur], melds, f, rules, variant.max_jokers > 0):
@@ -690,6 +707,30 @@ def from_json(obj: Any, rules: Rules | None = None, seed: int | None = None) -> 
         # recycle (shuffled by ``seed``) or the dry end happens now, before the draw (§6)
         _start_turn(s)
     return s
+
+
+def _named(v: Any, s: GameState, jok: bool) -> int:
+    """The ``jokers_named`` of a play-phase STATE as a 52-bit mask (``GameState.named``),
+    checked: distinct natural cards, no more than the jokers the mover holds.
+
+    Raises:
+        PositionError: any other value (the message says what is allowed).
+    """
+    if v is None or v == []:
+        return 0
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise _err(f"jokers_named must be a list of card texts, got {brief(v)}")
+    try:
+        cards = [parse_card(x) for x in v]
+    except ValueError as e:
+        raise _err(f"jokers_named: {e}") from None
+    mask = mask_of(cards)
+    if mask.bit_count() != len(cards):
+        raise _err(f"jokers_named {v} names a card twice (a meld never holds a card twice, RULES.md §10.3)")
+    held = count_of(s.hands[s.current], JOKER)
+    if len(cards) > held:
+        raise _err(f"jokers_named {v} names {len(cards)} joker(s), but the mover holds {held}")
+    return mask
 
 
 _RESULT_KEYS = ("outcome", "winner", "rummy", "points", "payoffs")

@@ -134,6 +134,8 @@ _VARIANT_PIECES = {
         ("joker_layoff_set", 52, "cards a joker may be laid off as on a set (a meld with room for a joker)"),
         ("joker_layoff_low", 52, "cards a joker may be laid off as at the low end of a run"),
         ("joker_layoff_high", 52, "cards a joker may be laid off as at the high end of a run"),
+        ("jokers_named", 52, "the cards the mover has named jokers for (`joker as <card>`) in the meld or lay-off "
+                             "it is building"),
     ), (
         ("known_jokers", 1, f"jokers this seat took from the discard pile and still holds / {JOKER_SCALE}"),
         ("discarded_joker", 1, "1 when this seat discarded a joker this hand"),

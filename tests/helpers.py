@@ -54,11 +54,12 @@ def rest_of_deck(*used: list[str]) -> list[str]:
 
 
 def play(state: engine.GameState, *texts: str) -> engine.GameState:
-    """Apply actions by text, each of which must be listed as legal first."""
+    """Apply moves by text, each decision of which must be listed as legal first (a move
+    with jokers is several: ``engine.action_ids``)."""
     for t in texts:
-        a = engine.action_id(state, t)
-        assert a in engine.legal_actions(state), f"{t!r} not legal; legal: {legal_texts(state)}"
-        engine.apply(state, a)
+        for a in engine.action_ids(state, t):
+            assert a in engine.legal_actions(state), f"{t!r} not legal; legal: {legal_texts(state)}"
+            engine.apply(state, a)
     return state
 
 
@@ -90,7 +91,9 @@ def assert_illegal(state: engine.GameState, text: str, *reasons: str) -> str:
     (its STATE JSON unchanged; API.md: bad input changes nothing). Returns the message."""
     before = state_json.to_json(state)
     with pytest.raises(engine.IllegalActionError) as e:
-        engine.apply(state, engine.action_id(state, text))
+        for a in engine.action_ids(state, text):  # a move with jokers: its first illegal decision raises
+            engine.apply(state, a)
+            before = state_json.to_json(state)
     msg = str(e.value)
     assert isinstance(e.value, ValueError)
     for part in (text, *reasons):

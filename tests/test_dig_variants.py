@@ -116,7 +116,8 @@ def test_meld_points_after_a_known_meld_at_a_dig_variant_table(over, hand, meld,
     obj = state_obj(rules.to_json(), [hand, None], ["2C", "TC"], phase="play", current=0)
     env = rummy_v0.raw_env(rules=rules)
     env.reset(options={"state": obj})
-    env.step(env.action_id(meld))
+    for a in env.action_ids(meld):  # a meld with a joker: joker as <card>, then the meld
+        env.step(a)
     d = env.state_dict()
     assert d["meld_points"] == [points, 0]
     obs = env.observe("player_0")["observation"]

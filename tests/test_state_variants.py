@@ -90,7 +90,9 @@ def _choose(state: engine.GameState, rng: random.Random) -> int:
     """A random legal action, a meld or lay-off (when there is one) more often than not, so
     that the positions hold melds, jokers on the table and finished hands."""
     legal = engine.legal_actions(state)
-    plays = [a for a in legal if a >= MELD_BASE and a != state.variant.joker_discard]
+    lay = state.variant
+    plays = [a for a in legal if a >= MELD_BASE and a != lay.joker_discard
+             and not (lay.joker_as >= 0 and lay.joker_as <= a < lay.joker_as + 52)]
     if plays and rng.random() < 0.7:
         return rng.choice(plays)
     return rng.choice(legal)

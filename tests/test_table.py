@@ -52,7 +52,7 @@ def test_the_deck_variants_name_their_kind_and_count_their_cards():
     j = Table.of(Rules.preset("jokers"))
     assert (j.kind, j.features, j.max_jokers, j.num_cards) == ("jokers", frozenset({"jokers"}), 2, 54)
     assert j.deck().count(JOKER) == 2 and len(j.deck()) == 54
-    assert j.num_actions == 9402 and j.action_layout.n == 9402 and not j.fixed_layout
+    assert j.num_actions == 632 and j.action_layout.n == 632 and not j.fixed_layout
     two = Table.of(Rules.preset("two_decks"))
     assert (two.kind, two.num_players, two.copies, two.num_cards, two.max_jokers) == ("two_decks", 5, 2, 104, 0)
     assert two.num_actions == 579 and two.action_layout.n == 579  # a card is named, not its copy

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from rummy_env import Rules, SingleAgentEnv, engine, rummy_v0, state_json
 from rummy_env.actions import action_text, table_kind
-from rummy_env.cards import FULL_DECK, JOKER, LAYER_MASK, cards_of, count_cards, parse_card
+from rummy_env.cards import FULL_DECK, JOKER, LAYER_MASK, cards_of, count_cards, count_of, parse_card
 from rummy_env.melds import MELD_MASK, melds_in
 from rummy_env.observation import action_mask
 
@@ -119,6 +119,16 @@ def check_position(env, state) -> None:
         text = action_text(a, table_kind(rules))
         assert env_text == text == env.action_text(a) == action_text(a, state.num_actions)
         assert engine.action_id(state, text) == env.action_id(text) == a, text
+    # the whole moves (a move with jokers is several decisions: joker as <card>, then the meld
+    # or lay-off): each starts with a legal id, and their texts give their decisions back
+    moves = engine.legal_moves(state)
+    assert {a for _, a in moves} == set(legal)
+    for text, a in moves:
+        steps = engine.action_ids(state, text)
+        assert steps[0] == a, text
+        if len(steps) > 1:
+            assert all(lay.joker_as <= x < lay.joker_as + 52 for x in steps[:-1]), text
+            assert [x - lay.joker_as for x in steps[:-1]] == sorted(x - lay.joker_as for x in steps[:-1]), text
         if text.startswith("meld "):
             words = text.split()[1:]
             assert is_legal_meld(words, rules.aces, lay.max_jokers), text
@@ -126,7 +136,7 @@ def check_position(env, state) -> None:
             assert not need - held, (text, "not held")
     # completeness for natural melds: every set/run of distinct held natural cards that
     # leaves a card other than the one taken from the discard pile is listed
-    if state.phase == engine.PLAY and state.bound < 0:  # (a dug card still to play restricts the melds)
+    if state.phase == engine.PLAY and state.bound < 0 and not state.named:  # (a dug card restricts the melds)
         f = state.drawn_from_discard
         for mid in melds_in(hand & LAYER_MASK & FULL_DECK, rules.aces):
             rest = held - Counter(cards_of(MELD_MASK[mid]))
@@ -189,8 +199,8 @@ def test_pettingzoo_api_and_seed_tests(preset, n, over):
 
 
 def test_spaces_per_kind():
-    # the fixed Discrete(N) of each kind (actions.py's layout): jokers 9402, two_decks 579
-    for preset, n, size in [("jokers", 2, 9402), ("two_decks", 5, 579), ("two_decks", 7, 579)]:
+    # the fixed Discrete(N) of each kind (actions.py's layout): jokers 632, two_decks 579
+    for preset, n, size in [("jokers", 2, 632), ("two_decks", 5, 579), ("two_decks", 7, 579)]:
         env = rummy_v0.env(rules=preset, num_players=n)
         assert env.action_space("player_0").n == size
         space = env.observation_space("player_0")
@@ -203,7 +213,7 @@ def test_single_agent_env_passes_gymnasiums_checker_at_jokers():
     env = SingleAgentEnv(rules="jokers", seed=0)
     check_env(env, skip_render_check=True)
     obs, _ = env.reset(seed=1)
-    assert obs.shape == env.observation_space.shape and env.action_masks().shape == (9402,)
+    assert obs.shape == env.observation_space.shape and env.action_masks().shape == (632,)
 
 
 # ---------------------------------------------------------------- hidden information
@@ -285,17 +295,17 @@ def test_export_of_a_jokers_policy_declares_its_layouts(jokers_run):
 
     _, export = jokers_run
     spec = json.loads((export / "spec.json").read_text())
-    assert spec["actions"]["kind"] == "jokers" and spec["actions"]["num_actions"] == 9402
+    assert spec["actions"]["kind"] == "jokers" and spec["actions"]["num_actions"] == 632
     table = spec["actions"]["table"]
-    # 579 discard JK, 580 + 3*card + end joker lay-offs (580 = layoff JK=AC set), then the forms:
-    # the first catalogue meld is AC AD AH (id 0), with one joker at AC first
-    assert table[579]["text"] == "discard JK" and table[580]["text"] == "layoff JK=AC set"
-    assert table[736]["text"] == "meld JK=AC AD AH"
-    assert spec["cards"]["joker"]["text"] == "JK" and spec["observation"]["size"] == 762
+    # 579 discard JK, 580 + card: joker as <card> (580 = joker as AC, 631 = joker as KS)
+    assert table[579]["text"] == "discard JK" and table[580]["text"] == "joker as AC"
+    assert table[631]["text"] == "joker as KS" and len(table) == 632
+    # the observation: the 2-player standard 548, the joker pieces 1 + 1 + 1 + 1 + 52 * 5 and
+    # the other seat's 1 + 1 (762 before the jokers_named plane), + 52 jokers_named
+    assert spec["cards"]["joker"]["text"] == "JK" and spec["observation"]["size"] == 548 + 264 + 2 == 814
     sess = ort.InferenceSession(str(export / "policy.onnx"), providers=["CPUExecutionProvider"])
-    assert {i.name: i.shape for i in sess.get_inputs()} == {"observation": ["batch", 762], "action_mask": ["batch", 9402]}
-    # the card features read a 2-player layout (10 card planes: 8 + 2 for the one other
-    # seat), not the 4-player standard one whose observation has the same length (762)
+    assert {i.name: i.shape for i in sess.get_inputs()} == {"observation": ["batch", 814], "action_mask": ["batch", 632]}
+    # the card features read a 2-player layout (10 card planes: 8 + 2 for the one other seat)
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO.load(str(jokers_run[0]), device="cpu")
@@ -320,10 +330,10 @@ def test_onnx_and_ppo_agents_agree_and_play_legal_jokers_hands(jokers_run):
         env.step(rng.choice(engine.legal_actions(env.state)))
     r = play_game(Rules.preset("jokers"), [onnx, make_agent("random", seed=1)], seed=4)
     assert r["outcome"] in ("out", "dry", "stalled")
-    # the policy names its table when asked to play another: a 4-player standard table has
-    # the same observation length (762) but 579 actions
+    # the policy names its table when asked to play another (a 4-player standard table:
+    # observations of 762 entries, 579 actions)
     why = table_misfit(onnx, Rules.preset("turnover", num_players=4))
-    assert "2-player jokers table" in why and "9402" in why
+    assert "2-player jokers table" in why and "762 entries" in why
 
 
 def test_serve_answers_a_jokers_position_and_refuses_a_standard_one(jokers_run):
@@ -470,7 +480,8 @@ def test_what_others_know_does_not_depend_on_hidden_copies(rules, taken, second,
         env = rummy_v0.raw_env(rules=r)
         env.reset(options={"state": obj})
         for text in ("draw discard", meld, "discard KC"):
-            env.step(env.action_id(text))
+            for a in env.action_ids(text):  # a meld with a joker: joker as <card>, then the meld
+                env.step(a)
         seen.append([env.observe(a)["observation"] for a in env.possible_agents[1:]])
     for a, b in zip(*seen):
         assert np.array_equal(a, b)
@@ -485,14 +496,15 @@ def _plays_bound(st, c, depth):
     if depth == 0:
         return False
     saved, st.bound, st._legal = st.bound, -1, None
-    moves = [a for a in engine.legal_actions(st) if not 2 <= a < 54 and a != st.variant.joker_discard]
+    moves = [t for t, _ in engine.legal_moves(st) if not t.startswith("discard")]  # whole moves, jokers too
     st.bound, st._legal = saved, None
-    for a in moves:
+    p = st.current
+    for text in moves:
         s2 = st.copy()
         s2.bound, s2._legal = -1, None
-        _, _, _, nat, nj = engine._variant_move(s2, a)
-        engine.apply(s2, a)
-        if nj if c == JOKER else nat >> c & 1:
+        for a in engine.action_ids(s2, text):
+            engine.apply(s2, a)
+        if count_of(s2.hands[p], c) < count_of(st.hands[p], c):  # the move played c (or a joker)
             if s2.hand_over or engine.legal_actions(s2):
                 return True
         elif not s2.hand_over and _plays_bound(s2, c, depth - 1):

@@ -102,8 +102,8 @@ def aid(s: engine.GameState, text: str) -> int:
 
 
 def legal_texts(s: engine.GameState) -> set[str]:
-    texts = s.variant.texts if s.variant is not None else actions.ACTION_TEXTS
-    return {texts[a] for a in engine.legal_actions(s)}
+    """The legal moves' texts (a move with jokers is one text: ``engine.legal_moves``)."""
+    return {t for t, _ in engine.legal_moves(s)}
 
 
 def verb(s: engine.GameState, word: str) -> set[str]:
@@ -112,9 +112,11 @@ def verb(s: engine.GameState, word: str) -> set[str]:
 
 def play(s: engine.GameState, *texts: str) -> None:
     for t in texts:
-        a = aid(s, t)
-        assert a in engine.legal_actions(s), f"{t!r} not legal; legal: {sorted(legal_texts(s))}"
-        engine.apply(s, a)
+        assert t in legal_texts(s) or not t.startswith(("meld", "layoff", "discard")), \
+            f"{t!r} not legal; legal: {sorted(legal_texts(s))}"
+        for a in engine.action_ids(s, t):
+            assert a in engine.legal_actions(s), f"{t!r} not legal; legal: {sorted(legal_texts(s))}"
+            engine.apply(s, a)
 
 
 def hand(s: engine.GameState, seat: int) -> list[int]:
@@ -244,33 +246,25 @@ def test_a_12_card_run_takes_its_missing_rank_at_the_high_end_only(rules, run, m
 # ---------------------------------------------------------------- §10.2 jokers
 
 def test_jokers_layout_size():
-    # 579 standard ids + 1 `discard JK` + 3 * 52 joker lay-offs + the joker meld forms:
-    # per catalogue meld of L cards, C(L,1) + C(L,2) if L >= 4 (at most half jokers and
-    # at most 2 in one deck). Sets: 52 of 3 cards (3 forms) and 13 of 4 (4 + 6);
-    # runs per suit: 15 - L windows of L = 3..12 positions in 0..13, and 1 of 13.
-    def forms(L):
-        return L if L == 3 else L + L * (L - 1) // 2
-    per_suit = sum((15 - L) * forms(L) for L in range(3, 13)) + forms(13)
-    assert per_suit == 2095
-    total = 52 * 3 + 13 * 10 + 4 * per_suit
-    assert 579 + 1 + 156 + total == 9402
-    assert actions.num_actions("jokers") == 9402
+    # 579 standard ids + 1 `discard JK` + 52 `joker as <card>` (issue 24: a move with
+    # jokers is a sequence of decisions; the old layout gave each (meld, jokers) its own
+    # id: 9,402 ids)
+    assert actions.num_actions("jokers") == 579 + 1 + 52 == 632
     lay = actions.ActionLayout.of("jokers")
-    # a 3-card meld has at most one joker; no meld more jokers than natural cards
-    for (mid, jm), a in lay.form_id.items():
-        size = melds.MELD_MASK[mid].bit_count()
-        assert 1 <= jm.bit_count() <= min(2, size // 2)
-        assert lay.texts[a].count("JK=") == jm.bit_count()
+    assert lay.joker_discard == 579 and lay.joker_as == 580
+    assert [lay.texts[580], lay.texts[580 + 51]] == ["joker as AC", "joker as KS"]
+    assert lay.texts[:579] == actions.ACTION_TEXTS[:579]  # the standard ids keep their meaning
+    # two decks add no id; 500 Rum keeps its 631 ids, then `draw discard JK` and the joker ids
+    assert actions.num_actions("jokers+two_decks") == 632
+    assert actions.num_actions("rum500+jokers") == 631 + 1 + 1 + 52 == 685
 
 
 def test_around_with_jokers_layout_size():
-    # around + jokers: the 9402 ids of jokers, the 220 wrap melds, and their joker forms:
-    # per suit L - 2 wrap runs of L = 3..12 cards, each with C(L,1) + C(L,2) (L >= 4) forms.
-    def forms(L):
-        return L if L == 3 else L + L * (L - 1) // 2
-    wrap_forms = 4 * sum((L - 2) * forms(L) for L in range(3, 13))
-    assert wrap_forms == 10548
-    assert actions.num_actions("around+jokers") == 9402 + 220 + 10548 == 20170
+    # around + jokers: the 579, the 220 wrap melds, `discard JK`, the 52 `joker as`
+    assert actions.num_actions("around+jokers") == 579 + 220 + 1 + 52 == 852
+    # the largest kind: 631 + `draw discard JK` + 220 + `discard JK` + 52, within 2,048
+    assert actions.num_actions("rum500+around+jokers+two_decks") == 631 + 1 + 220 + 1 + 52 == 905
+    assert max(actions.num_actions(k) for k in actions.TABLE_KINDS) == 905
 
 
 @pytest.mark.parametrize("kind_name", ["around", "jokers", "two_decks", "around+jokers"])
@@ -676,7 +670,27 @@ def test_taking_an_upcard_joker_needs_room_for_both_jokers(table, can_take):
 ])
 def test_engine_action_id_reads_variant_text(rules, hand_cards, text):
     s = variant_position(rules, [hand_cards, ["5C"]])
-    assert engine.action_id(s, text) == actions.parse_action(text, actions.table_kind(rules))
+    p = actions.parse_action(text, actions.table_kind(rules))
+    assert engine.action_ids(s, text) == (p if isinstance(p, list) else [p])
+    assert engine.action_id(s, text) == engine.action_ids(s, text)[0]
+
+
+def test_a_meld_with_a_joker_is_two_decisions():
+    # 'meld 4H JK=5H 6H': first 'joker as 5H' (id 580 + 30: 5H = 13 * 2 + 4), then the meld
+    # id of 4H 5H 6H, which with the joker named plays 5H by it; the move's text names it
+    s = variant_position(JOKERS, [["4H", "6H", "JK", "9C"], ["5C"]])
+    lay = s.variant
+    meld = actions.MELD_BASE + melds.MELD_ID_BY_MASK[mask_of(cards("4H", "5H", "6H"))]
+    assert engine.action_ids(s, "meld 4H JK=5H 6H") == [580 + 30, meld]
+    assert ("meld 4H JK=5H 6H", 610) in engine.legal_moves(s)
+    engine.apply(s, 610)
+    assert s.named == 1 << 30 and s.phase == engine.PLAY and s.current == 0
+    # named: only the moves that play a joker as 5H go on; the text's steps left are one
+    assert engine.legal_actions(s) == [meld]
+    assert engine.action_ids(s, "meld 4H JK=5H 6H") == [meld]
+    assert engine.move_text(s, meld) == "meld 4H JK=5H 6H"
+    engine.apply(s, meld)
+    assert s.named == 0 and s.melds[0].texts() == ["4H", "JK=5H", "6H"] and hand(s, 0) == cards("9C")
 
 
 def test_bare_joker_layoff_text_resolves_to_the_one_end():
@@ -685,18 +699,23 @@ def test_bare_joker_layoff_text_resolves_to_the_one_end():
     # 3 * 32 + 2 (7H = 13 * 2 + 6 = 32). 'layoff JK=9H' fits nowhere and says so.
     s = variant_position(JOKERS, [["JK", "9C"], ["5C"]], table=[["4H", "5H", "6H"]])
     lay = s.variant
-    assert engine.action_id(s, "layoff JK=7H") == lay.joker_layoff + 3 * 32 + 2
-    assert actions.action_text(engine.action_id(s, "layoff jk=7h"), "jokers") == "layoff JK=7H high"
+    assert engine.action_ids(s, "layoff JK=7H") == [lay.joker_as + 32, actions.LAYOFF_BASE + 3 * 32 + 2]
+    assert ("layoff JK=7H high", lay.joker_as + 32) in engine.legal_moves(s)
     with pytest.raises(ValueError, match="no meld on the table can take JK=9H"):
         engine.action_id(s, "layoff JK=9H")
 
 
 def test_a_meld_short_of_jokers_names_what_is_missing():
-    # 'meld 4H JK=5H 6H' with 6H and no joker in hand: 4H and one joker are missing
+    # 'meld 4H JK=5H 6H' with 6H and no joker in hand: its first decision, 'joker as 5H',
+    # is refused for the joker; with a joker but no 4H, for the meld no hand card completes
     s = variant_position(JOKERS, [["6H", "9C", "KD"], ["5C"]])
     a = actions.parse_action("meld 4H JK=5H 6H", "jokers")
-    with pytest.raises(engine.IllegalActionError, match=r"does not hold 4H and 1 more joker\(s\) \(holds 0\)"):
-        engine.apply(s, a)
+    with pytest.raises(engine.IllegalActionError, match=r"'joker as 5H' is illegal: player 0 holds 0 joker\(s\)"):
+        engine.apply(s, a[0])
+    s = variant_position(JOKERS, [["6H", "9C", "JK"], ["5C"]])
+    with pytest.raises(engine.IllegalActionError, match="no meld or lay-off of player 0's can use a joker as 5H"):
+        engine.apply(s, a[0])
+    assert s.named == 0
 
 
 # ---------------------------------------------------------------- the baselines use their jokers
@@ -774,7 +793,7 @@ def test_a_dug_joker_must_be_played_and_scores_15():
     assert s.bound == JOKER and s.discard == [card("2C")]
     legal = [actions.action_text(x, s.num_actions) for x in engine.legal_actions(s)]
     assert "discard JK" not in legal and not any(t.startswith("discard") for t in legal)
-    engine.apply(s, aid(s, "meld 4H 5H JK=6H"))
+    play(s, "meld 4H 5H JK=6H")
     assert s.bound == -1 and s.meld_points[0] == 24
 
 

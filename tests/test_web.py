@@ -804,3 +804,31 @@ def test_a_table_without_a_shipped_policy_falls_back_to_heuristic(tmp_path):
     assert v["agent"] == "heuristic" and v["agent_note"] == cfg["agent_note"]
     v = t.new_match({"rules": "classic"})["view"]  # the same server: the shipped policy plays a classic match
     assert v["agent"] == name and v["agent_note"] is None
+
+
+def test_a_move_with_a_joker_is_one_text_at_the_web_table(client):
+    """A jokers table (RULES.md §10.2): the view lists whole moves ('meld 4H JK=5H 6H'),
+    posting that text plays both of its decisions (joker as 5H, then the meld) and logs the
+    move once; a text whose later decision is illegal is refused whole, changing nothing."""
+    from test_joker_steps import J5, SEAT0, SEAT1
+    from test_variants import variant_position
+
+    from rummy_env import state_json
+
+    pos = state_json.to_json(variant_position(J5, [SEAT0, SEAT1]))
+    r = client.post("/api/position", json={"state": pos})
+    assert r.status_code == 200, r.text
+    sid, v = r.json()["session"], r.json()["view"]
+    legal = {a["action"]: a for a in v["legal"]}
+    assert "meld 4H JK=5H 6H" in legal and legal["meld 4H JK=5H 6H"]["id"] == 580 + 30  # joker as 5H
+    assert not any(t.startswith("joker as") for t in legal)
+    before = client.get(f"/api/game/{sid}").json()["view"]
+    # its first decision (joker as 5H) is legal (4H JK=5H 6H), its second is not: 3H is not held
+    bad = move(client, sid, "meld 3H 4H JK=5H")
+    assert bad.status_code == 409 and "does not hold 3H" in bad.json()["detail"], bad.text
+    assert client.get(f"/api/game/{sid}").json()["view"] == before
+    ans = move(client, sid, "meld 4H JK=5H 6H")
+    assert ans.status_code == 200, ans.text
+    v = ans.json()["view"]
+    assert v["melds"][0]["cards"] == ["4H", "JK=5H", "6H"]
+    assert v["log"] == [{"who": "you", "action": "meld 4H JK=5H 6H"}]

@@ -17,7 +17,7 @@ name               dtype      shape              meaning
 =================  =========  =================  ==============================================
 
 ``N`` is the action count of the table the policy plays (``spec["actions"]["num_actions"]``,
-``Table.num_actions``: 579 at a standard table, 631 at a 500 Rum one, 9,402 at the jokers
+``Table.num_actions``: 579 at a standard table, 631 at a 500 Rum one, 632 at the jokers
 table). The mask is applied inside the graph, so ``softmax(masked_logits)`` gives illegal
 actions probability exactly 0 (``exp(-1e9 - max)`` underflows to 0 in float32). The
 logits are those of SB3's ``policy.action_net(mlp_extractor.policy_net(features))``,

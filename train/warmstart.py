@@ -34,8 +34,8 @@ from .rewards import REWARDS, hand_rewards
 class MaskRows:
     """The action masks of many positions kept one bit per action (``np.packbits``, little
     bit order): ``[N, ceil(n_actions / 8)]`` uint8 instead of ``[N, n_actions]`` bool, so a
-    warm start at a table with thousands of actions (a jokers table's 9,402, RULES.md
-    §10.2) holds its hundreds of thousands of positions in memory (8x less at every table).
+    warm start holds its hundreds of thousands of positions in memory at any table (8x less
+    than bools; the largest table has 905 actions, RULES.md §10).
 
     Indexing as a bool array would be: ``rows[i]`` -> ``[n_actions]``, ``rows[a:b]`` or
     ``rows[index_array]`` -> ``[k, n_actions]`` (unpacked copies), ``rows[rows_idx,
