@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("rummy_env.frontends.serve", "serve an exported policy over HTTP on 127.0.0.1"),
     "play": ("rummy_env.frontends.play", "play against an agent in the terminal"),
     "web": ("rummy_env.frontends.web", "play against an agent in the browser: a practice table on 127.0.0.1"),
-    "bench": ("rummy_env.train.bench", "speed benchmarks of the env and of training"),
+    "bench": ("rummy_env.benchmark.speed_train", "speed benchmarks of the env and of training"),
     "benchmark": ("rummy_env.benchmark.cli", "the RL benchmark: versioned tasks, one protocol, rows, a leaderboard"),
 }
 

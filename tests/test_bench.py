@@ -8,7 +8,7 @@ import pytest
 
 from extras import needs
 
-from rummy_env.eval import bench
+from rummy_env.benchmark import speed as bench
 from rummy_env.cli import main as rummy
 
 
@@ -55,7 +55,7 @@ def test_bench_json_path_is_checked_before_measuring(tmp_path, capsys, cmd):
 
 def test_bench_agent_times_only_the_agents_own_decisions(capsys):
     from rummy_env.cli import main as rummy
-    from rummy_env.eval.bench import time_agent
+    from rummy_env.benchmark.speed import time_agent
 
     r = time_agent("greedy", opponent="random", hands=1, seed=3)
     assert r["agent"] == "greedy" and r["decisions"] > 0
@@ -78,7 +78,7 @@ def test_profile_groups_count_each_call_once_with_its_caller():
     the observation's PlayerView and 2 s in melds), the encoder (3 s, of which 0.5 s in
     engine.legal_actions), engine.apply (4 s, 1 s of it in melds) and a snapshot (6 s)."""
     needs("sb3_contrib")
-    from rummy_env.train.bench import env_groups
+    from rummy_env.benchmark.speed_train import env_groups
 
     adv = ("/x/rummy_env/train/vec_env.py", 108, "_advance")
     act = ("/x/rummy_env/agents/scripted.py", 200, "act")
@@ -109,7 +109,7 @@ def test_bench_train_profile_reports_every_group_and_they_add_up(tmp_path, capsy
     every group is reported, none is negative, the groups cover the wall time, and the
     parts the run certainly did take time."""
     needs("sb3_contrib")
-    from rummy_env.train.bench import PROFILE_GROUPS
+    from rummy_env.benchmark.speed_train import PROFILE_GROUPS
 
     out = tmp_path / "profile.json"
     code = rummy(["bench", "train", "--profile", "--timesteps", "2048", "--workers", "1", "2", "--n-envs", "16",

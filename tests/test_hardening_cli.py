@@ -156,7 +156,7 @@ def test_bench_json_under_a_file(tmp_path, capsys):
     assert rummy(["bench", "train", "--json", str(f / "b.json")]) == 2
     assert f"{f} is a file, not a folder" in _err(capsys)
     ok = tmp_path / "b.json"  # a usable path: checked, and no file left behind
-    from rummy_env.eval.bench import check_json_path
+    from rummy_env.benchmark.speed import check_json_path
 
     check_json_path(str(ok))
     assert not ok.exists()

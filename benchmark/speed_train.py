@@ -1,5 +1,7 @@
-"""``rummy bench``: the command (``env`` and ``agent`` from ``rummy_env.eval.bench``, ``train`` here),
-and ``rummy bench train``: training throughput and where the time goes.
+"""``rummy bench``: the command (``env`` and ``agent`` from ``rummy_env.benchmark.speed``, ``train`` here),
+and ``rummy bench train``: training throughput and where the time goes. Both live in the
+benchmark package (issue 24: one home for ``rummy bench``, beside ``rummy benchmark``),
+which may import every layer before it.
 
 Runs the real trainer (``rummy_env.train.trainer.Trainer``, no warm start, no evaluations, no checkpoints)
 for a fixed number of learner timesteps and reports:
@@ -35,7 +37,7 @@ from typing import Any
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``rummy bench``: the ``env`` and ``train`` sub-modes."""
-    from rummy_env.eval.bench import (AGENT_DESCRIPTION, AGENT_HELP, ENV_DESCRIPTION, ENV_HELP,
+    from rummy_env.benchmark.speed import (AGENT_DESCRIPTION, AGENT_HELP, ENV_DESCRIPTION, ENV_HELP,
                                       add_agent_arguments, add_env_arguments)
 
     sub = parser.add_subparsers(dest="bench_mode", metavar="env|train|agent")
@@ -51,10 +53,10 @@ def main(args: argparse.Namespace) -> int:
     if args.bench_mode == "train":
         return run(args)
     if args.bench_mode == "agent":
-        from rummy_env.eval.bench import run_agent
+        from rummy_env.benchmark.speed import run_agent
 
         return run_agent(args)
-    from rummy_env.eval.bench import run_env
+    from rummy_env.benchmark.speed import run_env
 
     return run_env(args)
 
@@ -160,8 +162,8 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
     import cProfile
     import pstats
 
-    from .config import TrainConfig
-    from .trainer import SelfPlayCallback, Trainer
+    from rummy_env.train.config import TrainConfig
+    from rummy_env.train.trainer import SelfPlayCallback, Trainer
 
     extra = dict(extra)
     extra.setdefault("eval_every", max(1, timesteps // 2))
@@ -264,8 +266,8 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
     starts full, ``max_snapshots`` distinct snapshots (each its own network, answered by
     its own forward pass per round), as a long real run's pool is after
     ``max_snapshots * snapshot_every`` steps (the default config: 8 after 1.6M)."""
-    from .config import TrainConfig
-    from .trainer import SelfPlayCallback, Trainer
+    from rummy_env.train.config import TrainConfig
+    from rummy_env.train.trainer import SelfPlayCallback, Trainer
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = TrainConfig.from_dict({**dict(rules=rules, timesteps=timesteps, n_envs=n_envs, workers=workers,
@@ -275,7 +277,7 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
         t = Trainer(cfg, verbose=0)
         model, venv = t.model, t.venv
         if full_pool:  # the steady state of a long run: every snapshot slot taken, each its own net
-            from .pool import ActorNet
+            from rummy_env.train.pool import ActorNet
 
             for _ in range(cfg.max_snapshots):
                 t._add_snapshot_net(ActorNet.from_policy(model.policy), 0)
@@ -316,9 +318,9 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
 
 def run(args: argparse.Namespace) -> int:
     """Entry point called by ``rummy bench train``."""
-    from rummy_env.eval.bench import check_json_path
+    from rummy_env.benchmark.speed import check_json_path
 
-    from .config import tomllib
+    from rummy_env.train.config import tomllib
 
     check_json_path(args.json)
     if args.timesteps < 1:

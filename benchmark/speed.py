@@ -26,11 +26,11 @@ OpenSpiel and PettingZoo's dead steps after the end are not counted) and a *hand
 as one episode from the deal to its end; the PettingZoo loops also make the dead
 steps (``step(None)`` for each terminated agent), as ``agent_iter`` would.
 
-``rummy bench train`` is ``rummy_env.train.bench`` (the training layer), which also
-builds the ``rummy bench`` command from ``add_env_arguments`` and ``run_env`` here: this
-module imports nothing from ``rummy_env.train``.
+``rummy bench train`` is ``rummy_env.benchmark.speed_train`` beside it, which also builds
+the ``rummy bench`` command from ``add_env_arguments`` and ``run_env`` here: this module
+imports nothing from ``rummy_env.train``, so ``rummy bench env`` needs no train extra.
 
-Run as ``rummy bench env`` or ``python -m rummy_env.eval.bench env``. Numbers are never
+Run as ``rummy bench env`` or ``python -m rummy_env.benchmark.speed env``. Numbers are never
 asserted by tests: performance is measured here only.
 """
 from __future__ import annotations
@@ -471,8 +471,8 @@ def run_agent(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of ``python -m rummy_env.eval.bench``: the ``env`` mode alone (``rummy bench``
-    adds ``train`` through ``rummy_env.train.bench``)."""
+    """The flags of ``python -m rummy_env.benchmark.speed``: the ``env`` mode alone (``rummy bench``
+    adds ``train`` through ``rummy_env.benchmark.speed_train``)."""
     sub = parser.add_subparsers(dest="bench_mode", metavar="env")
     sub.required = True
     add_env_arguments(sub.add_parser("env", help=ENV_HELP, description=ENV_DESCRIPTION))
@@ -552,11 +552,11 @@ def run_env(args: argparse.Namespace) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Entry point of ``python -m rummy_env.eval.bench env``; returns the exit code."""
+    """Entry point of ``python -m rummy_env.benchmark.speed env``; returns the exit code."""
     return run_env(args)
 
 
 if __name__ == "__main__":
-    _parser = argparse.ArgumentParser(prog="python -m rummy_env.eval.bench", description="Speed benchmarks of rummy-env.")
+    _parser = argparse.ArgumentParser(prog="python -m rummy_env.benchmark.speed", description="Speed benchmarks of rummy-env.")
     add_arguments(_parser)
     sys.exit(main(_parser.parse_args()))
