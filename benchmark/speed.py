@@ -12,6 +12,7 @@ change in the machine's load hits them alike):
 | ``raw_env`` | ``rummy_v0.raw_env``: ``env.last()`` (observation + mask), then ``env.step`` |
 | ``env`` | ``rummy_v0.env()``, the wrapped env, same loop |
 | ``single`` | ``SingleAgentEnv`` with random opponents: ``action_masks()`` + ``step`` |
+| ``engine_general`` | ``engine`` with a table without deck variants played by the general count-mask path (``--modes engine_general``; the fast path's reference) |
 
 When they are importable, the same loop runs on two peers, side by side in the
 same process, and the ratios (ours / peer) are printed:
@@ -48,10 +49,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-OUR_MODES = ("engine", "raw_env", "env", "single")
+OUR_MODES = ("engine", "raw_env", "env", "single", "engine_general")
+DEFAULT_MODES = OUR_MODES[:4]  # engine_general on request (--modes): the fast path's reference
 PEER_MODES = ("pz_gin_rummy", "openspiel_gin_rummy")
 MODE_TITLES = {
     "engine": "engine (legal_actions + apply)",
+    "engine_general": "engine, general (count-mask) path",
     "raw_env": "rummy_v0.raw_env (obs + mask)",
     "env": "rummy_v0.env() (wrapped)",
     "single": "SingleAgentEnv (random opponents)",
@@ -106,7 +109,7 @@ def _whole_hands(play_hand: Callable[[], int]) -> Loop:
     return run
 
 
-def _engine_loop(rules: Any, seed: int) -> Loop:
+def _engine_loop(rules: Any, seed: int, general: bool = False) -> Loop:
     from rummy_env import engine
 
     rng = random.Random(seed)
@@ -114,7 +117,7 @@ def _engine_loop(rules: Any, seed: int) -> Loop:
 
     def play_hand() -> int:
         decisions = 0
-        st = new_game(rules, seed=rng.getrandbits(63))
+        st = new_game(rules, seed=rng.getrandbits(63), _general=general)
         while not st.hand_over:
             legal = legal_actions(st)
             apply(st, legal[rng.randrange(len(legal))])
@@ -224,7 +227,15 @@ def _openspiel_loop(players: int, seed: int) -> Loop:
 
 
 # the loop of each mode: ours take the rules, the peers' games only a player count
-_OUR_LOOPS = {"engine": _engine_loop, "raw_env": _raw_env_loop, "env": _env_loop, "single": _single_loop}
+def _engine_general_loop(rules: Any, seed: int) -> Loop:
+    """The engine loop with a table without deck variants played by the general
+    count-mask path (``engine.new_game(..., _general=True)``, the reference the fast path
+    is tested against: tests/test_engine_paths.py); at a deck-variant table, ``engine``."""
+    return _engine_loop(rules, seed, general=True)
+
+
+_OUR_LOOPS = {"engine": _engine_loop, "raw_env": _raw_env_loop, "env": _env_loop, "single": _single_loop,
+              "engine_general": _engine_general_loop}
 _PEER_LOOPS = {"pz_gin_rummy": _pz_gin_loop, "openspiel_gin_rummy": _openspiel_loop}
 assert tuple(_OUR_LOOPS) == OUR_MODES and tuple(_PEER_LOOPS) == PEER_MODES
 
@@ -379,8 +390,10 @@ def add_env_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=3, help="runs per mode; the median is reported (default 3)")
     p.add_argument("--rules", default=None, metavar="PRESET",
                    help="rules preset (default: classic at 2 players, turnover at 3-6)")
-    p.add_argument("--modes", nargs="+", default=list(OUR_MODES), choices=OUR_MODES, metavar="MODE",
-                   help=f"our modes to run (default: all of {' '.join(OUR_MODES)})")
+    p.add_argument("--modes", nargs="+", default=list(DEFAULT_MODES), choices=OUR_MODES, metavar="MODE",
+                   help=f"our modes to run (default: {' '.join(DEFAULT_MODES)}; also engine_general: the engine's "
+                        "general count-mask path, which the fast path of the tables without deck variants is "
+                        "checked against)")
     p.add_argument("--no-peers", action="store_true", help="skip PettingZoo gin_rummy_v4 and OpenSpiel gin_rummy")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and of the random moves")
     p.add_argument("--cpu", type=int, default=None,

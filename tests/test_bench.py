@@ -15,7 +15,7 @@ from rummy_env.cli import main as rummy
 def test_bench_env_runs_every_mode_and_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
     code = rummy(["bench", "env", "--players", "2", "3", "--seconds", "0.02", "--repeats", "1",
-                  "--no-peers", "--plain", "--json", str(out)])
+                  "--no-peers", "--plain", "--json", str(out), "--modes", *bench.OUR_MODES])
     assert code == 0
     text = capsys.readouterr().out
     for mode in bench.OUR_MODES:
@@ -26,6 +26,7 @@ def test_bench_env_runs_every_mode_and_writes_json(tmp_path, capsys):
     for r in data["results"]:
         assert r["decisions_per_s"] > 0 and r["decisions_per_hand"] > 1
         assert r["rules"] == ("classic" if r["players"] == 2 else "turnover")
+
 
 
 def test_ratio_rows_pair_ours_with_the_peers():
