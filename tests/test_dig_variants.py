@@ -22,7 +22,7 @@ import pytest
 from rummy_env import Rules, engine, rummy_v0, state_json
 from rummy_env.observation import offsets
 
-from test_state_variants import state_obj
+from test_state_json import state_obj
 
 
 # ---------------------------------------------------------------- payoffs in the infos

@@ -26,7 +26,7 @@ from rummy_env import Rules, SingleAgentEnv, rummy_v0, state_json
 from rummy_env.cli import main as rummy
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_state_variants import state_obj  # noqa: E402  (the STATE builder of the variant tests)
+from test_state_json import state_obj  # noqa: E402  (the STATE builder of the variant tests)
 
 JK4 = {"preset": "jokers", "hand_size": 4}
 
