@@ -11,7 +11,7 @@ seed). The reward is the environment's own: the learner's zero-sum hand payoff i
 points times ``reward_scale`` (0.01, as the PPO trainer; a 50-point hand = 0.5).
 
 Masking: each game is wrapped in ``MaskedObsEnv``, whose observation is the dict
-``{"obs": float32 (obs_dim,), "mask": int8 (N,)}`` (``N = 579``, 631 at a 500 Rum table):
+``{"obs": float32 (obs_dim,), "mask": int8 (N,)}`` (``N``: the table's ``Table.num_actions``):
 ``mask`` is exactly ``SingleAgentEnv.action_masks()``. Tianshou's
 ``DiscreteQLearningPolicy`` reads ``batch.obs.mask``: the greedy action and the
 bootstrap action of the double-DQN target are argmaxes over the legal actions only, and
@@ -283,7 +283,7 @@ class DQNAgent:
             ``[B, obs_dim]`` to ``[B, N]``; a ``Net``'s ``(q, state)`` tuple is accepted);
             it is used as is (not copied) and put in eval mode.
         obs_dim: the observation length it takes.
-        num_actions: N, its output count (579, or 631 at a 500 Rum table).
+        num_actions: N, its output count (the table's ``Table.num_actions``).
         config: the ``dqn.pt`` config it came from (kept as ``self.config``), optional.
         seed: accepted for the protocol; play is deterministic.
 

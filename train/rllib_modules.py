@@ -115,7 +115,8 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
       shared by the policy and the value network;
     - ``mlp_extractor``: SB3's ``MlpExtractor`` with ``net_arch=dict(pi=net_arch, vf=net_arch)``
       and ``Tanh``;
-    - ``action_net``: ``Linear(net_arch[-1], 579)``; ``value_net``: ``Linear(net_arch[-1], 1)``;
+    - ``action_net``: ``Linear(net_arch[-1], N)`` (N: the table's ``Table.num_actions``);
+      ``value_net``: ``Linear(net_arch[-1], 1)``;
     - initialised as SB3 does (``ortho_init``: orthogonal weights with gain sqrt(2) for
       the extractor and the MLPs, 0.01 for the action head, 1 for the value head; zero biases).
 
