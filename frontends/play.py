@@ -158,6 +158,8 @@ class Game:
         if st.drawn_from_discard >= 0:
             c.print(f"you took {TEXT_OF[st.drawn_from_discard]} from the discard pile: "
                     "you may not discard it this turn")
+        if st.named:  # 'joker as <card>' typed alone: the move is being built (docs/env.md)
+            c.print(f"jokers named for {self._cards(count_cards(st.named))}: finish that meld or lay-off")
         c.print(f"your hand: {self._cards(count_cards(st.hands[self.seat]))}", style="bold")
 
     def show_moves(self, moves: list[tuple[str, int]]) -> None:

@@ -454,7 +454,9 @@ class TableGame:
         and must still meld or lay off, else null; never the computer's), legal digs
         with ``kind`` ``"dig"`` and ``cards`` the cards it takes (bottom to top), and a
         ``result`` with ``melded`` and ``held`` per seat besides ``points`` (melded minus
-        held).
+        held). At a jokers table: ``jokers_named``, the cards the person has named jokers
+        for (``joker as <card>`` posted by id or alone) in the move still to finish, else
+        null; ``legal`` then lists the moves that finish it.
         """
         env = self.env
         sd = env.state_dict()
@@ -511,6 +513,7 @@ class TableGame:
             "meld_points": {"you": sd["meld_points"][me], "computer": sd["meld_points"][other]}
             if melds_scoring else None,
             "bound": sd.get("bound") if mine_to_move else None,
+            "jokers_named": sd.get("jokers_named") or None if mine_to_move else None,
             "stock_size": len(sd["stock"]),
             "opponent_hand_size": len(sd["hands"][other]),
             "scores": {"you": sd["scores"][me], "computer": sd["scores"][other]},

@@ -406,6 +406,9 @@ def parse_action(text: str, kind: str = "standard"):
         if verb == "joker" and len(words) == 3 and words[1].lower() == "as":
             if not jokers:
                 raise ValueError(f"{brief(text)}: this table has no jokers (RULES.md §10.2)")
+            if words[2].upper() == "JK":
+                raise ValueError(f"{brief(text)}: a joker stands for a card (a rank and a suit, e.g. 'joker as 5H'), "
+                                 "not for a joker (RULES.md §10.2)")
             c = parse_card(words[2])
             return lay.joker_as + c
         if verb == "discard" and len(words) == 2:

@@ -1446,20 +1446,28 @@ def action_ids(state: GameState, text: str) -> list[int]:
     (``meld 4H JK=5H 6H`` -> ``joker as 5H``, ``meld 4H 5H 6H``: the ``actions`` module
     docstring), of which the steps already taken (``state.named``) are left out.
     ``layoff JC`` alone resolves to the one meld on the table that can take the card
-    (``layoff JK=7H`` alone, to the one end a joker may take 7H at). The ids are not
-    checked for legality (``apply`` does, and says why).
+    (``layoff JK=7H`` alone, to the one end a joker may take 7H at); ``draw discard <the
+    upcard>`` at a dig table is the plain ``draw discard``. While jokers are named a text
+    must continue that move (name its jokers, or be a ``joker as <card>``): a text that
+    plays no joker is refused, never read as the joker move. The ids are not checked for
+    legality (``apply`` does, and says why).
 
     Raises:
         ValueError: the text names no action of this table, a bare lay-off fits no
             meld or more than one, or the text does not continue the jokers named so far.
     """
     a = parse_action(text, state.table.kind)
-    if isinstance(a, int) and a >= DIG_BASE and state.variant is None:
+    lay = state.variant
+    if isinstance(a, int) and a >= DIG_BASE and lay is None:
         if not state.table.digs:
             raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); "
                              "digging the pile needs draw='dig' (RULES.md §10.4)")
         if state.discard and state.discard[-1] == a - DIG_BASE:
             return [DRAW_DISCARD]  # the top card alone is the plain draw (one action for one move)
+    if isinstance(a, int) and lay is not None and lay.dig_base >= 0 and state.discard and (
+            lay.dig_base <= a < lay.dig_base + NUM_CARDS or a == lay.joker_dig):
+        if state.discard[-1] == (JOKER if a == lay.joker_dig else a - lay.dig_base):
+            return [DRAW_DISCARD]  # at every dig table: the top card alone is the plain draw
     if isinstance(a, tuple):
         card = a[1]
         joker = len(a) > 2
@@ -1472,10 +1480,14 @@ def action_ids(state: GameState, text: str) -> list[int]:
         a = layoff_id(card, ends[0])
         if joker:
             a = [state.variant.joker_as + card, a]
-    if isinstance(a, int):
-        return [a]
-    lay = state.variant
     named = state.named
+    if isinstance(a, int):
+        if named and not is_joker_step(state, a):
+            have = " ".join(TEXT_OF[c] for c in cards_of(named))
+            raise ValueError(f"{text!r}: jokers are named for {have} in the move being built, and this text plays "
+                             f"no joker; write the whole move with them (a card a joker plays is JK=<card>, e.g. "
+                             f"JK={TEXT_OF[(named & -named).bit_length() - 1]}) or name the next joker ('joker as <card>')")
+        return [a]
     if named:  # some of the move's jokers are named already: the steps left
         steps = [x - lay.joker_as for x in a[:-1]]
         k = named.bit_count()

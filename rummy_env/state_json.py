@@ -720,6 +720,9 @@ def _named(v: Any, s: GameState, jok: bool) -> int:
         return 0
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise _err(f"jokers_named must be a list of card texts, got {brief(v)}")
+    if any(x.strip().upper() == "JK" for x in v):
+        raise _err(f"jokers_named {brief(v)}: a joker is named for a card (a rank and a suit, e.g. '5H'), not for "
+                   "a joker (RULES.md §10.2)")
     try:
         cards = [parse_card(x) for x in v]
     except ValueError as e:

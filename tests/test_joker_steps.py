@@ -68,6 +68,33 @@ def test_a_text_that_does_not_continue_the_named_jokers_is_refused():
         engine.action_ids(s, "meld 5H 6H JK=7H")
 
 
+def test_a_text_that_plays_no_joker_is_refused_while_one_is_named():
+    # after joker as 5H, 'meld 4H 5H 6H' written plainly must not be read as the joker move
+    # (the joker would play 5H); the whole move's text and the next joker's step are taken
+    s = variant_position(J5, [["4H", "5H", "6H", "JK", "9C", "KD"], SEAT1])
+    meld = actions.MELD_BASE + MELD_ID_BY_MASK[mask_of(cards("4H", "5H", "6H"))]
+    engine.apply(s, JA + 30)
+    for text in ("meld 4H 5H 6H", "discard 9C"):
+        with pytest.raises(ValueError, match="jokers are named for 5H .* plays no joker"):
+            engine.action_ids(s, text)
+    assert engine.action_ids(s, "meld 4H JK=5H 6H") == [meld]
+    assert s.named == 1 << 30 and hand(s, 0) == cards("4H", "5H", "6H", "9C", "KD", "JK")
+
+
+def test_joker_as_jk_says_a_joker_stands_for_a_card():
+    s = variant_position(J5, [SEAT0, SEAT1])
+    with pytest.raises(ValueError, match="a joker stands for a card .* not for a joker"):
+        engine.action_ids(s, "joker as JK")
+
+
+def test_digging_the_upcard_is_the_plain_draw_at_a_500_rum_jokers_table():
+    # RULES.md §10.4: the top card alone is 'draw discard' (id 1), as at plain 500 Rum
+    env = rummy_v0.raw_env(rules=Rules.preset("rum500", jokers=2))
+    env.reset(seed=3)
+    up = env.state_dict()["discard"][-1]
+    assert env.action_ids(f"draw discard {up}") == [actions.DRAW_DISCARD]
+
+
 def test_a_position_mid_move_round_trips_and_shows_the_named_joker_to_its_mover_only():
     env = rummy_v0.raw_env(rules=J5)
     s = variant_position(J5, [SEAT0, SEAT1])
@@ -91,7 +118,7 @@ def test_a_position_mid_move_round_trips_and_shows_the_named_joker_to_its_mover_
     (["5H", "7H"], "play", r"names 2 joker\(s\), but the mover holds 1"),
     (["KS"], "play", "no legal meld or lay-off of the mover's plays jokers as those cards"),
     ("5H", "play", "jokers_named must be a list of card texts"),
-    (["JK"], "play", "jokers_named: "),
+    (["JK"], "play", "not for a joker"),
 ])
 def test_bad_jokers_named_is_refused(named, phase, needle):
     s = variant_position(J5, [SEAT0, SEAT1])
