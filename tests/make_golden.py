@@ -28,7 +28,7 @@ import random
 from pathlib import Path
 
 from rummy_env import Rules, engine, state_json
-from rummy_env.actions import DIG_BASE, MELD_BASE, action_text, table_kind
+from rummy_env.actions import DIG_BASE, MELD_BASE, table_kind
 from rummy_env.observation import Encoder
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
@@ -94,7 +94,10 @@ def is_dig(state: engine.GameState, a: int) -> bool:
 
 
 def text(state: engine.GameState, a: int) -> str:
-    return action_text(a, table_kind(state.rules))
+    """The line's text: the id's action text, except the id that finishes a move with
+    jokers, written as the whole move (``meld 4H JK=5H 6H`` after ``joker as 5H``:
+    ``engine.move_text``), which is how the replay's ``engine.action_id`` reads it."""
+    return engine.move_text(state, a)
 
 
 def obs_checksums(state: engine.GameState, enc: Encoder) -> list[str]:
