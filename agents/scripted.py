@@ -214,16 +214,12 @@ def _joker_forms(v: PlayerView, legal: set) -> list:
     lay = v.variant
     if not v.hand_jokers or lay.joker_as < 0:
         return []
-    named = v.jokers_named
-    low = (1 << named.bit_length()) - 1
     out = []
     for mid, jm in meld_forms(v.hand & FULL_DECK, v.hand_jokers, v.aces, lay.max_jokers):
-        if not jm or jm & named != named or (jm & ~named) & low or lay.meld_id[mid] < 0:
-            continue
-        rest = jm & ~named
-        a = lay.joker_as + (rest & -rest).bit_length() - 1 if rest else lay.meld_id[mid]
-        if a in legal:
-            out.append(((mid, jm), a))
+        if jm and lay.meld_id[mid] >= 0:
+            a = lay.joker_step(jm, v.jokers_named, lay.meld_id[mid])
+            if a in legal:  # -1 (not this move) is never legal
+                out.append(((mid, jm), a))
     return out
 
 
@@ -233,13 +229,10 @@ def _joker_layoffs(v: PlayerView, legal: set) -> list[int]:
     lay = v.variant
     if not v.hand_jokers or lay.joker_as < 0 or not v.layoffs:
         return []
-    named = v.jokers_named
     out = []
     for end, mask in enumerate((v.joker_layoff_set, v.joker_layoff_low, v.joker_layoff_high)):
         for c in cards_of(mask):
-            if named and named != 1 << c:
-                continue
-            a = LAYOFF_BASE + 3 * c + end if named else lay.joker_as + c
+            a = lay.joker_step(1 << c, v.jokers_named, LAYOFF_BASE + 3 * c + end)
             if a in legal and a not in out:
                 out.append(a)
     return out

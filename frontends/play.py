@@ -230,18 +230,14 @@ class Game:
                 self.console.print(f"there is no move {k}: choose a number from 1 to {len(legal)}")
                 continue
             try:
-                ids = self.env.action_ids(answer)
+                self.env.action_ids(answer)  # a text that names no move is told apart from an illegal one
             except ValueError as e:
                 self.console.print(f"not a move: {escape(str(e))}")
                 continue
-            trial = self.env.state.copy()
             try:  # on a copy: the engine names the reason and the game is untouched
-                for a in ids:
-                    engine.apply(trial, a)
+                return engine.legal_action_ids(self.env.state, answer)
             except ValueError as e:
                 self.console.print(f"not legal now: {escape(str(e))} (? shows the moves again)")
-                continue
-            return ids
 
     # ------------------------------------------------------------------ the game
     def play(self) -> int:

@@ -74,7 +74,6 @@ from typing import Any, Callable
 
 from rummy_env import engine
 from rummy_env.actions import DIG_BASE, LAYOFF_BASE
-from rummy_env.cards import CARD_TEXT
 from rummy_env.rules import PRESETS, Rules
 
 try:  # the web extra; FastAPI reads the endpoints' annotations from this module's globals
@@ -580,8 +579,8 @@ class TableGame:
                 text = body["action"]
                 if not isinstance(text, str) or not text.strip() or len(text) > 200:
                     raise Rejected(400, f"'action' must be an action text such as 'draw stock', got {text!r:.200}")
-                try:
-                    ids = env.action_ids(text)  # a move with jokers: joker as <card>, then the meld
+                try:  # a move with jokers is several decisions: all legal, or the move is refused whole
+                    ids = engine.legal_action_ids(env.state, text)
                 except ValueError as e:
                     raise Rejected(409, str(e)) from None
             else:
@@ -590,16 +589,13 @@ class TableGame:
                     raise Rejected(400, f"'action_id' must be an int in 0..{env.action_space(self.me).n - 1}, "
                                         f"got {a!r:.200}")
                 ids = [a]
-            trial = env.state.copy()
-            try:  # every decision on a copy first: an illegal move raises and changes nothing (API.md)
-                for a in ids:
-                    engine.apply(trial, a)
-            except ValueError as e:
-                raise Rejected(409, str(e)) from None
             for a in ids[:-1]:
                 env.step(a)
             text = engine.move_text(env.state, ids[-1])  # the whole move: 'meld 4H JK=5H 6H'
-            env.step(ids[-1])
+            try:
+                env.step(ids[-1])  # an illegal action raises and changes nothing (API.md)
+            except ValueError as e:
+                raise Rejected(409, str(e)) from None
             self.log.append({"who": "you", "action": text})
             mine = {"who": "you", "action": text, "view": self.view()}
             return [mine] + self._computer_turn()

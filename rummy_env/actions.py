@@ -45,14 +45,13 @@ The actions tables of docs/env.md are generated from ``action_ranges(kind)`` (``
 from __future__ import annotations
 
 import itertools
-import math
 import operator
 from functools import lru_cache
 from typing import Any
 
 from .brief import brief
 from .cards import CARD_TEXT, JOKER, NUM_CARDS, CardError, mask_of, parse_card
-from .melds import MELD_ID_BY_MASK, MELD_MASK, NUM_MELDS, NUM_MELDS_AROUND, meld_cards_text
+from .melds import MELD_ID_BY_MASK, NUM_MELDS, NUM_MELDS_AROUND, meld_cards_text
 
 DRAW_STOCK = 0
 DRAW_DISCARD = 1
@@ -325,6 +324,26 @@ class ActionLayout:
         self.ranges: tuple[tuple[str, int, int, str], ...] = tuple(ranges)
         self.n = len(texts)
         assert self.n == _variant_count(kind) or _general
+
+    def joker_card(self, action: int) -> int:
+        """The card of a ``joker as <card>`` id (0..51), or -1 for any other id."""
+        c = action - self.joker_as
+        return c if self.joker_as >= 0 and 0 <= c < NUM_CARDS else -1
+
+    def joker_step(self, jokers: int, named: int, final: int) -> int:
+        """The next decision of a move whose jokers stand for the cards of the 52-bit mask
+        ``jokers`` and whose last decision is the id ``final`` (a meld, lay-off or discard
+        id), when the jokers of the mask ``named`` are named already (module docstring:
+        jokers named lowest card first): ``joker as <next card>``, ``final`` once every
+        joker is named, or -1 when ``named`` does not start this move (a named card it has
+        no joker for, a lower card of it left unnamed, or a natural move while jokers are
+        named)."""
+        if jokers & named != named or (jokers & ~named) & ((1 << named.bit_length()) - 1):
+            return -1
+        rest = jokers & ~named
+        if rest:
+            return self.joker_as + (rest & -rest).bit_length() - 1
+        return -1 if named and not jokers else final
 
     @staticmethod
     @lru_cache(maxsize=None)

@@ -851,24 +851,21 @@ def _move_jokers(move: tuple) -> int:
     return 0
 
 
-def _next_step(lay: ActionLayout, move: tuple, named: int) -> int:
-    """The id of the next decision that plays the full ``move`` when the jokers of
-    ``named`` are named (the ``actions`` module docstring), or -1 when ``named`` does not
-    start that move: named cards are its jokers' lowest ones, named in ascending order."""
-    jm = _move_jokers(move)
-    if jm & named != named or (jm & ~named) & ((1 << named.bit_length()) - 1):
-        return -1
-    rest = jm & ~named
-    if rest:
-        return lay.joker_as + (rest & -rest).bit_length() - 1
+def _final_id(lay: ActionLayout, move: tuple) -> int:
+    """The id of a full move's last decision: its discard, meld or lay-off id."""
     k = move[0]
     if k == MV_DISCARD:
         return DISCARD_BASE + move[1] if move[1] != JOKER else lay.joker_discard
-    if named and not jm:
-        return -1
     if k == MV_MELD:
         return lay.meld_id[move[1]]
     return LAYOFF_BASE + 3 * move[1] + move[2]
+
+
+def _next_step(lay: ActionLayout, move: tuple, named: int) -> int:
+    """The id of the next decision that plays the full ``move`` when the jokers of
+    ``named`` are named, or -1 when ``named`` does not start that move
+    (``ActionLayout.joker_step``)."""
+    return lay.joker_step(_move_jokers(move), named, _final_id(lay, move))
 
 
 def _legal_variant(state: GameState) -> list[int]:
@@ -929,9 +926,9 @@ def legal_moves(state: GameState) -> list[tuple[str, int]]:
 
 def is_joker_step(state: GameState, action: int) -> bool:
     """Whether ``action`` is a ``joker as <card>`` decision at this position's table (a
-    step of a move with jokers, the ``actions`` module docstring)."""
+    step of a move with jokers, the ``actions`` module docstring; RULES.md §10.2)."""
     lay = state.variant
-    return lay is not None and lay.joker_as >= 0 and lay.joker_as <= action < lay.joker_as + NUM_CARDS
+    return lay is not None and lay.joker_card(action) >= 0
 
 
 def move_text(state: GameState, action: int) -> str:
@@ -939,11 +936,8 @@ def move_text(state: GameState, action: int) -> str:
     (API.md's action text): at a jokers table with jokers named, ``meld 4H 5H 6H`` after
     ``joker as 5H`` is ``meld 4H JK=5H 6H``; otherwise ``action_text`` of the id (a
     ``joker as <card>`` step included)."""
-    lay = state.variant
-    kind = state.table.kind
-    if lay is None or not state.named or state.phase != PLAY or (
-            lay.joker_as >= 0 and lay.joker_as <= action < lay.joker_as + NUM_CARDS):
-        return action_text(action, kind)
+    if not state.named or state.phase != PLAY or is_joker_step(state, action):
+        return action_text(action, state.table.kind)
     return _full_move_text(_move_of(state, action))
 
 
@@ -970,8 +964,9 @@ def _apply_variant(state: GameState, action: int) -> None:
         state.bound = card
         state.phase = PLAY
         return
-    if lay.joker_as >= 0 and lay.joker_as <= action < lay.joker_as + NUM_CARDS:
-        state.named |= 1 << (action - lay.joker_as)  # a step of a move with jokers: the moves stay
+    c = lay.joker_card(action)
+    if c >= 0:
+        state.named |= 1 << c  # a step of a move with jokers: the moves stay
         return
     move = _move_of(state, action)
     state.named = 0
@@ -1289,35 +1284,24 @@ def _illegal_variant(state: GameState, a: int) -> str:
         return _illegal_dig(state, text, JOKER if a == lay.joker_dig else a - lay.dig_base)
     named = state.named
     nj = count_of(hand, JOKER)
-    if lay.joker_as >= 0 and lay.joker_as <= a < lay.joker_as + NUM_CARDS:
-        c = a - lay.joker_as
+    have = " ".join(TEXT_OF[x] for x in cards_of(named))
+    c = lay.joker_card(a)
+    if c >= 0:
         if named.bit_count() >= nj:
-            return (f"{text!r} is illegal: {who} holds {nj} joker(s)"
-                    + (f", each already named ({' '.join(TEXT_OF[x] for x in cards_of(named))})" if named else ""))
+            return f"{text!r} is illegal: {who} holds {nj} joker(s)" + (f", each already named ({have})" if named else "")
         if named >> c & 1:
             return f"{text!r} is illegal: a joker is already named for {TEXT_OF[c]} (a meld never holds a card twice)"
         if named and c < named.bit_length() - 1:
             return (f"{text!r} is illegal: jokers are named in ascending card order (after "
                     f"{TEXT_OF[named.bit_length() - 1]}); name {TEXT_OF[c]} first in a new move")
         return (f"{text!r} is illegal: no meld or lay-off of {who}'s can use a joker as {TEXT_OF[c]} here"
-                + (f" with the jokers named for {' '.join(TEXT_OF[x] for x in cards_of(named))}" if named else "")
+                + (f" with the jokers named for {have}" if named else "")
                 + " (RULES.md §10.2: a meld holds at most as many jokers as natural cards, and the turn must "
                   "still end legally)")
-    if named:
-        have = " ".join(TEXT_OF[x] for x in cards_of(named))
-        pending = (f"{text!r} is illegal: {who} has named jokers for {have}; finish that move first: the meld or "
-                   "lay-off that holds those cards (or name the next joker)")
-        mid = lay.meld_of.get(a, -1)
-        if mid >= 0 and MELD_MASK[mid] & named == named:
-            missing = MELD_MASK[mid] & ~named & ~hand
-            if missing:
-                return (f"{text!r} is illegal: {who} does not hold {' '.join(TEXT_OF[c] for c in cards_of(missing))} "
-                        f"(the jokers named play {have})")
-            if not meld_allowed(mid, state.rules.aces):
-                return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
-            return (f"{text!r} is illegal: with jokers as {have} it would hold more jokers than natural cards, or "
-                    f"leave {who} no legal way to finish the turn (RULES.md §10.2)")
-        return pending
+    mid = lay.meld_of.get(a, -1)
+    if named and not (mid >= 0 and MELD_MASK[mid] & named == named):  # only a meld holding the named cards goes on
+        return (f"{text!r} is illegal: {who} has named jokers for {have}; finish that move first: the meld or "
+                "lay-off that holds those cards (or name the next joker)")
     if state.bound >= 0 and (DISCARD_BASE <= a < MELD_BASE or a == lay.joker_discard):
         return (f"{text!r} is illegal: {TEXT_OF[state.bound]}, dug from the discard pile this turn, must be "
                 "melded or laid off before the turn ends (RULES.md §10.4)")
@@ -1340,13 +1324,16 @@ def _illegal_variant(state: GameState, a: int) -> str:
                      f"no run on the table has its {LAYOFF_ENDS[end]} end next to it")
             return f"{text!r} is illegal: {where}"
         return finish
-    mid = lay.meld_of[a]
-    missing = MELD_MASK[mid] & ~hand
+    missing = MELD_MASK[mid] & ~named & ~hand  # the named cards are the jokers'
     if missing:
         return f"{text!r} is illegal: {who} does not hold {' '.join(TEXT_OF[c] for c in cards_of(missing))}" + (
+            f" (the jokers named play {have})" if named else
             " (to play a card of a meld with a joker, name it first: 'joker as <card>')" if nj else "")
     if not meld_allowed(mid, state.rules.aces):
         return f"{text!r} is illegal: not a run with aces {state.rules.aces!r}"
+    if named:
+        return (f"{text!r} is illegal: with jokers as {have} it would hold more jokers than natural cards, or "
+                f"leave {who} no legal way to finish the turn (RULES.md §10.2)")
     return finish
 
 
@@ -1458,16 +1445,12 @@ def action_ids(state: GameState, text: str) -> list[int]:
     """
     a = parse_action(text, state.table.kind)
     lay = state.variant
-    if isinstance(a, int) and a >= DIG_BASE and lay is None:
-        if not state.table.digs:
-            raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); "
-                             "digging the pile needs draw='dig' (RULES.md §10.4)")
-        if state.discard and state.discard[-1] == a - DIG_BASE:
-            return [DRAW_DISCARD]  # the top card alone is the plain draw (one action for one move)
-    if isinstance(a, int) and lay is not None and lay.dig_base >= 0 and state.discard and (
-            lay.dig_base <= a < lay.dig_base + NUM_CARDS or a == lay.joker_dig):
-        if state.discard[-1] == (JOKER if a == lay.joker_dig else a - lay.dig_base):
-            return [DRAW_DISCARD]  # at every dig table: the top card alone is the plain draw
+    if isinstance(a, int) and a >= DIG_BASE and lay is None and not state.table.digs:
+        raise ValueError(f"{text!r}: this table draws only the top discard ('draw discard'); "
+                         "digging the pile needs draw='dig' (RULES.md §10.4)")
+    dug = state.table.dig_card(a) if isinstance(a, int) else None
+    if dug is not None and state.discard and state.discard[-1] == dug:
+        return [DRAW_DISCARD]  # the top card alone is the plain draw (one action for one move)
     if isinstance(a, tuple):
         card = a[1]
         joker = len(a) > 2
@@ -1497,6 +1480,22 @@ def action_ids(state: GameState, text: str) -> list[int]:
                              "(a meld or lay-off whose jokers stand for those cards, the lowest first)")
         return a[k:]
     return a
+
+
+def legal_action_ids(state: GameState, text: str) -> list[int]:
+    """``action_ids(state, text)``, each decision checked legal in turn on a copy of the
+    position, so a frontend can step them all or none (a move with jokers whose later
+    decision is illegal is refused whole; API.md: bad input changes nothing).
+
+    Raises:
+        ValueError: as ``action_ids``; ``IllegalActionError`` (a ``ValueError``) naming the
+            first decision that is illegal and why (``apply``'s reason).
+    """
+    ids = action_ids(state, text)
+    trial = state.copy()
+    for a in ids:
+        apply(trial, a)
+    return ids
 
 
 def action_id(state: GameState, text: str) -> int:

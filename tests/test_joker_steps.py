@@ -141,3 +141,17 @@ def test_jokers_named_is_refused_at_a_table_without_jokers():
     d["jokers_named"] = ["5H"]
     with pytest.raises(ValueError, match="jokers_named is only for tables with jokers"):
         state_json.from_json(d)
+
+
+def test_joker_step_names_the_lowest_card_first_then_the_final_id():
+    # a meld whose jokers play 3H (28) and 5H (30), last id 300: joker as 3H, joker as 5H,
+    # then 300; a named card it has no joker for, or 5H named before 3H, starts another move
+    lay = actions.ActionLayout.of("jokers")
+    jm = 1 << 28 | 1 << 30
+    assert lay.joker_step(jm, 0, 300) == JA + 28
+    assert lay.joker_step(jm, 1 << 28, 300) == JA + 30
+    assert lay.joker_step(jm, jm, 300) == 300
+    assert lay.joker_step(jm, 1 << 30, 300) == -1  # 3H, lower, left unnamed
+    assert lay.joker_step(jm, 1 << 29, 300) == -1  # 4H is not one of its jokers
+    assert lay.joker_step(0, 0, 300) == 300 and lay.joker_step(0, 1 << 28, 300) == -1  # a natural move
+    assert lay.joker_card(JA + 51) == 51 and lay.joker_card(JA + 52) == -1 and lay.joker_card(579) == -1

@@ -679,7 +679,6 @@ def test_a_meld_with_a_joker_is_two_decisions():
     # 'meld 4H JK=5H 6H': first 'joker as 5H' (id 580 + 30: 5H = 13 * 2 + 4), then the meld
     # id of 4H 5H 6H, which with the joker named plays 5H by it; the move's text names it
     s = variant_position(JOKERS, [["4H", "6H", "JK", "9C"], ["5C"]])
-    lay = s.variant
     meld = actions.MELD_BASE + melds.MELD_ID_BY_MASK[mask_of(cards("4H", "5H", "6H"))]
     assert engine.action_ids(s, "meld 4H JK=5H 6H") == [580 + 30, meld]
     assert ("meld 4H JK=5H 6H", 610) in engine.legal_moves(s)
