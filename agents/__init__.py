@@ -32,6 +32,8 @@ AGENT_NAMES = (*BASELINES, "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:
 from .shipped import PRETRAINED, pretrained_for, pretrained_path  # noqa: E402 - the shipped policies
 _PREFIXES = ("ppo", "onnx", "search", "pretrained", "heuristic")  # NAME:... forms that are not MODULE:ATTR
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
+"""Where the classic policy is shipped (``shipped.pretrained_path("classic")``; kept for
+callers that read it; the code finds every shipped policy through ``agents.shipped``)."""
 """The shipped classic policy's zip (``make_agent("pretrained")`` reads this name: tests point it elsewhere)."""
 
 _SCRIPTED = dict(zip(BASELINES, (RandomAgent, GreedyAgent, HeuristicAgent)))
@@ -86,13 +88,8 @@ def make_agent(name: str, seed: int | None = None) -> Any:
         from .search import make_search_agent
 
         return make_search_agent(key[7:], seed)
-    if low.startswith("pretrained:"):
-        return _load_pretrained(key[11:].strip(), seed, name)
-    if low == "pretrained":
-        if not os.path.isfile(PRETRAINED_PATH):
-            raise ValueError(f"agent 'pretrained': the shipped policy {PRETRAINED_PATH} is missing; "
-                             f"train one or use 'ppo:PATH'; {_allowed()}")
-        return _load_ppo(PRETRAINED_PATH, seed, name)
+    if low == "pretrained" or low.startswith("pretrained:"):
+        return _load_pretrained(key[11:].strip() or "classic", seed, name)
     if low.startswith("ppo:"):
         path = key[4:]
         if not path:
@@ -174,7 +171,7 @@ def _load_pretrained(preset: str, seed: int | None, name: str) -> Any:
         hint = (f"; train one with `rummy train --rules {preset.lower()}` and use 'ppo:PATH'"
                 if "no policy is shipped" in str(e) else "")
         raise ValueError(f"agent {name!r}: {e}{hint}") from None
-    return make_agent("pretrained", seed) if preset.lower() == "classic" else _load_ppo(path, seed, name)
+    return _load_ppo(path, seed, name)
 
 
 def load_agent_spec(spec: str, seed: int | None = None) -> Any:

@@ -53,8 +53,9 @@ def shipped_zip(spec: str) -> str | None:
     for ``make_agent``, ``init_policy``, the search's guide and ``rummy export``.
 
     Raises:
-        ValueError: an unknown preset (the message lists the presets), or a preset with no
-            shipped policy (it lists the shipped ones)."""
+        ValueError: an unknown preset (the message lists the presets), a preset with no
+            shipped policy (it lists the shipped ones), or a shipped file that is missing
+            (a broken install)."""
     low = spec.strip().lower()
     if low != "pretrained" and not low.startswith("pretrained:"):
         return None
@@ -66,7 +67,11 @@ def shipped_zip(spec: str) -> str | None:
                          f"{', '.join(PRETRAINED)}")
     if preset not in PRETRAINED:
         raise ValueError(f"no policy is shipped for the {preset} table yet (shipped: {', '.join(PRETRAINED)})")
-    return pretrained_path(preset)
+    path = pretrained_path(preset)
+    if not os.path.isfile(path):
+        raise ValueError(f"no pretrained policy is shipped for {preset} here: {path} is missing; train one with "
+                         f"`rummy train --rules {preset}` and use 'ppo:PATH'")
+    return path
 
 
 def load_policy(spec: str) -> Any:

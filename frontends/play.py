@@ -46,8 +46,7 @@ def make_opponent(name: str, seed: int | None, console: Console, rules: Any = No
     pretrained = name.strip().lower() == "pretrained"
     if pretrained:
         preset = "classic" if rules is None else agents.pretrained_for(rules)
-        path = None if preset is None else agents.PRETRAINED_PATH if preset == "classic" else \
-            agents.pretrained_path(preset)
+        path = None if preset is None else agents.pretrained_path(preset)
         if preset is None:
             console.print(f"no shipped policy plays this table (shipped: {', '.join(agents.PRETRAINED)}); "
                           "playing against 'heuristic' instead")

@@ -129,9 +129,9 @@ def exported_pretrained(cache_dir: str | os.PathLike | None = None, preset: str 
             stable-baselines3 or onnx (needed for the export) are missing; the message
             says what to install, or to use ``--agent heuristic``.
     """
-    from rummy_env.agents import PRETRAINED_PATH, pretrained_path
+    from rummy_env.agents import pretrained_path
 
-    zip_path = Path(PRETRAINED_PATH if preset == "classic" else pretrained_path(preset))
+    zip_path = Path(pretrained_path(preset))
     if not zip_path.is_file():
         raise ValueError(f"no pretrained policy is shipped ({zip_path} is missing); start with --agent heuristic")
     digest = hashlib.sha256(zip_path.read_bytes()).hexdigest()[:12]

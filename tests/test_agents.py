@@ -351,7 +351,7 @@ def test_make_agent_names_and_errors(tmp_path):
 def test_make_agent_pretrained_missing(monkeypatch, tmp_path):
     from rummy_env import agents
 
-    monkeypatch.setattr(agents, "PRETRAINED_PATH", str(tmp_path / "policy.zip"))
+    monkeypatch.setattr(agents.shipped, "FOLDER", str(tmp_path))  # a broken install: no shipped files
     with pytest.raises(ValueError, match="pretrained.*missing"):
         make_agent("pretrained")
 

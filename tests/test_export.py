@@ -183,7 +183,9 @@ def test_rummy_export_missing_or_corrupt_source_is_a_clear_error(tmp_path, capsy
     with zipfile.ZipFile(notsb3, "w") as zf:
         zf.writestr("readme.txt", "hello")
     cases.append((str(notsb3), "cannot load"))
-    monkeypatch.setattr(export, "PRETRAINED_ZIP", tmp_path / "agents" / "pretrained" / "policy.zip")
+    from rummy_env.agents import shipped
+
+    monkeypatch.setattr(shipped, "FOLDER", str(tmp_path / "agents" / "pretrained"))  # a broken install
     cases.append(("pretrained", "no pretrained policy is shipped"))
     for source, needle in cases:
         assert rummy(["export", source, "--out", str(tmp_path / "o")]) == 2

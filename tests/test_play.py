@@ -105,7 +105,7 @@ def test_end_of_input_quit_and_fallback_are_clean(monkeypatch, tmp_path, capsys)
     from rummy_env import agents
     from rummy_env.frontends import play
 
-    monkeypatch.setattr(agents, "PRETRAINED_PATH", str(tmp_path / "missing" / "policy.zip"))
+    monkeypatch.setattr(agents.shipped, "FOLDER", str(tmp_path / "missing"))  # a broken install
     buf = io.StringIO()
     rc = play.main(parse(["--seed", "2"]), stdin=io.StringIO("q\n"), console=Console(file=buf, width=100))
     out = buf.getvalue()

@@ -57,7 +57,6 @@ ENV_VERSION = "rummy_v0"
 SPEC_FORMAT = 1
 OPSET = 18
 CONFIG_NAME = "rummy_config.json"
-PRETRAINED_ZIP = Path(__file__).resolve().parent.parent / "agents" / "pretrained" / "policy.zip"
 
 INPUTS = (
     {"name": "observation", "dtype": "float32", "shape": ["batch", "obs_dim"],
@@ -89,22 +88,13 @@ def resolve_source(source: str | os.PathLike, rules: Any = None) -> Path:
     from rummy_env.agents.shipped import shipped_zip
 
     text = str(source).strip()
-    if text.lower().startswith("pretrained:") or (text == "pretrained" and rules is not None):
-        preset = text.partition(":")[2].strip().lower() if ":" in text else pretrained_for(Rules.make(rules))
+    if text.lower().startswith("pretrained:") or text == "pretrained":
+        preset = (text.partition(":")[2].strip().lower() if ":" in text
+                  else "classic" if rules is None else pretrained_for(Rules.make(rules)))
         if preset is None:
             raise ValueError(f"no shipped policy plays this table (shipped: {', '.join(PRETRAINED)}); export a "
                              f"policy trained for it (rummy train --rules ...)")
-        p = Path(shipped_zip(f"pretrained:{preset}"))  # an unknown or unshipped preset: its message
-        if not p.is_file():
-            raise ValueError(f"the policy shipped for {preset} is missing: {p} does not exist")
-        return p
-    if str(source) == "pretrained":
-        if not PRETRAINED_ZIP.is_file():
-            raise ValueError(
-                f"no pretrained policy is shipped: {PRETRAINED_ZIP} does not exist; "
-                "train one with `rummy train` and export its zip instead"
-            )
-        return PRETRAINED_ZIP
+        return Path(shipped_zip(f"pretrained:{preset}"))  # an unknown, unshipped or missing one: its message
     p = Path(source)
     if not p.exists():
         raise ValueError(f"policy zip {p} does not exist")
