@@ -909,9 +909,10 @@ def legal_moves(state: GameState) -> list[tuple[str, int]]:
     """Every legal move of the player to move as ``(text, next id)``: at a jokers table in
     the play phase the whole moves (``meld 4H JK=5H 6H``, ``layoff JK=7H high``) that the
     jokers named so far start, each with the id of its next decision (``joker as 5H``:
-    the ``actions`` module docstring), sorted by that id, then text; elsewhere one entry per legal id
-    with its ``action_text``. What a person picks from (the terminal and the web table);
-    ``action_ids(state, text)`` gives a move's decisions.
+    the ``actions`` module docstring; RULES.md §10.2), sorted by that id, then text;
+    elsewhere one entry per legal id with its ``action_text``. What a person picks from
+    (the terminal and the web table); ``action_ids(state, text)`` gives a move's
+    decisions. Empty once the hand is over; never raises.
     """
     lay = state.variant
     if lay is None or lay.joker_as < 0 or state.phase != PLAY or state.hand_over:
