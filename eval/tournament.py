@@ -549,7 +549,8 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
 
 def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = "classic", deals: int = 200,
              seed: int = 0, workers: int = 1, players: int | None = None,
-             matches: bool | None = None, opponent_stats: bool = False) -> dict[str, Any]:
+             matches: bool | None = None, opponent_stats: bool = False,
+             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Evaluate one agent (e.g. a policy being trained) against a baseline: duplicate
     matches to the target (the default when the rules have one), or duplicate hands.
 
@@ -568,6 +569,7 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
         ``agent_b`` from the same games (what ``evaluate(agent_b, agent_a)`` measures,
         without playing them again; the agents' seeds follow their places, so a second
         evaluation with the places swapped plays other random choices).
+        ``progress(k)``: called as chunks of deals finish (``play_games``), ``k`` deals each.
 
     Raises:
         ValueError: bad agent names, rules, deals or workers; ``opponent_stats`` at a
@@ -586,7 +588,7 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
         if isinstance(s, str):
             make_agent(s)
     tables = [tuple(range(len(specs)))]
-    records = play_games(specs, tables, r, deals, seed, matches=matches, workers=workers)
+    records = play_games(specs, tables, r, deals, seed, matches=matches, workers=workers, progress=progress)
     a = _agent_stats(records, 0, matches)
     # the opponents' wins counted as agent_a's are (a split match shares 1/k each)
     a["opponent_win_rate"] = sum(_agent_stats(records, i, matches)["wins"] for i in range(1, len(specs))) / len(records)

@@ -211,3 +211,11 @@ def test_worker_processes_play_a_torch_policy_after_the_parent_used_torch_thread
         signal.signal(signal.SIGALRM, old)
     one = evaluate(f"ppo:{path}", "greedy", Rules.preset("classic"), deals=4, seed=1, workers=1)
     assert two["games"] == 8 and two["win_rate"] == one["win_rate"] and two["mean_points"] == one["mean_points"]
+
+
+def test_evaluate_reports_progress_by_chunks_of_deals():
+    # rummy train's final evaluation prints from this callback, so it is never silent for
+    # long: every deal is counted once, in chunks (eval.tournament._chunks), whatever the workers
+    got = []
+    r = evaluate("greedy", "random", rules="classic", deals=20, seed=1, matches=False, progress=got.append)
+    assert sum(got) == 20 and len(got) > 1 and r["games"] == 40

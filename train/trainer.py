@@ -58,14 +58,16 @@ def greedy_agent(model: MaskablePPO, name: str = "learner") -> SnapshotAgent:
 
 
 def evaluate_vs_baselines(agent: Any, rules: Rules, baselines: list[str], deals: int, seed: int,
-                          workers: int = 1, matches: bool | None = None) -> dict[str, dict[str, Any]]:
+                          workers: int = 1, matches: bool | None = None,
+                          progress: Any = None) -> dict[str, dict[str, Any]]:
     """Duplicate results of ``agent`` against each baseline (``rummy_env.eval.tournament.evaluate``):
     ``deals`` match seeds played as full matches when ``matches`` (None: when the rules
-    have a target), else ``deals`` single hands; each in both seat rotations."""
+    have a target), else ``deals`` single hands; each in both seat rotations.
+    ``progress(k)``: called as chunks of ``k`` deals finish."""
     from rummy_env.eval.tournament import evaluate
 
-    return {b: evaluate(agent, b, rules=rules, deals=deals, seed=seed, workers=workers, matches=matches)
-            for b in baselines}
+    return {b: evaluate(agent, b, rules=rules, deals=deals, seed=seed, workers=workers, matches=matches,
+                        progress=progress) for b in baselines}
 
 
 def _lr_schedule(cfg: TrainConfig):
@@ -660,12 +662,21 @@ class Trainer:
         unit = "match seeds" if (cfg.eval_matches if cfg.eval_matches is not None
                                  else self.rules.target is not None) else "deals"
         self.say(f"[final evaluation] {deals} duplicate {unit} against each of {', '.join(cfg.eval_baselines)} "
-                 f"(both seat rotations, {cfg.eval_workers} worker(s)); a line per baseline")
+                 f"(both seat rotations, {cfg.eval_workers} worker(s)); a line per baseline, and one every 20 s meanwhile")
         res: dict[str, dict[str, Any]] = {}
         for b in cfg.eval_baselines:
             t0 = time.perf_counter()
+            done, said = [0], [t0]
+
+            def progress(k: int, b: str = b, t0: float = t0) -> None:  # never silent for long (README)
+                done[0] += k
+                now = time.perf_counter()
+                if now - said[0] >= 20 and done[0] < deals:
+                    said[0] = now
+                    self.say(f"[final evaluation] vs {b}: {done[0]}/{deals} {unit} played, {now - t0:.0f}s")
+
             res.update(evaluate_vs_baselines(agent, self.rules, [b], deals, seed=20_000 + cfg.seed,
-                                             workers=cfg.eval_workers, matches=cfg.eval_matches))
+                                             workers=cfg.eval_workers, matches=cfg.eval_matches, progress=progress))
             self.say(f"[final evaluation] vs {b} ({time.perf_counter() - t0:.0f}s): {summary_line({b: res[b]})}")
         self._record(t, res, final=True)
         wall = self.wall_time()
