@@ -264,6 +264,17 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
     return table.misfit(dim, acts)
 
 
+def builtin_opponents(rules: Any) -> list[str]:
+    """The built-in agents that play a table of ``rules`` (a ``Rules``), strongest first:
+    ``"heuristic"``, ``"greedy"``, ``"random"`` (every table) and ``"search"`` where it
+    fits (``table_misfit``; the search plays the one-deck tables without jokers). The
+    alternatives the frontends name when an opponent does not fit a table."""
+    from .search import SearchAgent
+
+    out = ["heuristic", "greedy", "random"]
+    return out + (["search"] if table_misfit(SearchAgent, rules) is None else [])
+
+
 def _load_ppo(path: str, seed: int | None, name: str) -> Any:
     from .ppo_agent import PPOAgent
 
@@ -273,4 +284,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "load_agent_spec", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "PRETRAINED", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "load_agent_spec", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "builtin_opponents", "PRETRAINED", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]

@@ -64,10 +64,7 @@ def make_opponent(name: str, seed: int | None, console: Console, rules: Any = No
     if pretrained:
         console.print(f"the shipped policy cannot play this table ({why}); playing against 'heuristic' instead")
         return agents.make_agent("heuristic", seed=seed), "heuristic"
-    from rummy_env.agents.search import SearchAgent
-    from rummy_env.table import Table
-
-    others = "heuristic, greedy, random" + (" or search" if Table.of(rules).kind in SearchAgent.table_kinds else "")
+    others = ", ".join(agents.builtin_opponents(rules))
     raise ValueError(f"--opponent {name!r} cannot play this table: {why}; use {others}, or a policy trained for "
                      "this table")
 

@@ -254,7 +254,7 @@ def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, ru
         ValueError: the agent does not fit and has no fallback (the message names the
             table, why, and ``--agent heuristic``).
     """
-    from rummy_env.agents import make_agent, table_misfit
+    from rummy_env.agents import builtin_opponents, make_agent, table_misfit
     from rummy_env.table import Table
 
     from rummy_env.agents import pretrained_for
@@ -279,9 +279,7 @@ def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, ru
     if why is None:
         return agent, agent_name, None
     if fallback is None:
-        from rummy_env.agents.search import SearchAgent
-
-        others = "greedy, random" + (", search" if t.kind in SearchAgent.table_kinds else "")
+        others = ", ".join(n for n in builtin_opponents(rules) if n != FALLBACK_AGENT)
         raise ValueError(f"the opponent {agent_name!r} cannot play {table} ({why}); start rummy web with "
                          f"--agent {FALLBACK_AGENT} (or {others}), or a policy trained for such "
                          "a table (onnx:DIR, ppo:PATH)")

@@ -45,6 +45,7 @@ The actions tables of docs/env.md are generated from ``action_ranges(kind)`` (``
 from __future__ import annotations
 
 import itertools
+import numbers
 import operator
 from functools import lru_cache
 from typing import Any
@@ -187,40 +188,28 @@ assert len(ACTION_TEXTS) == NUM_ACTIONS_RUM500
 
 
 def action_text(action: int, n: "int | str" = NUM_ACTIONS) -> str:
-    """The text of an action id (API.md's action text); ``n`` is the table's action
-    count (``num_actions``; default 579, a standard table; 631 reads the digs too; a
-    deck variant's count reads its layout: kinds with equal counts have equal layouts)
-    or its kind (``table_kind``).
+    """The text of an action id (API.md's action text) at a table of kind ``n``
+    (``table_kind``, ``Table.kind``), or, for the two fixed layouts of release 0.1, its
+    action count: 579 (a standard table, the default) or 631 (500 Rum, with the digs).
+    A deck-variant table's ids are read by its kind: an action count does not name a
+    table.
 
     Raises:
-        ValueError: ``action`` is not an int in ``0..n-1``, or ``n`` an unknown kind.
+        ValueError: ``action`` is not an int in ``0..N-1`` (the table's action count), or
+            ``n`` is an unknown kind or an int other than 579 and 631.
     """
     if isinstance(n, str):
         if n not in ("standard", "rum500"):
             lay = ActionLayout.of(n)
             return lay.texts[checked_action_id(action, n=lay.n)]
         n = num_actions(n)
-    if n > NUM_ACTIONS_RUM500:  # a deck variant's count names its layout (equal counts, equal texts)
-        lay = ActionLayout.of(_kind_of_count(n))
-        return lay.texts[checked_action_id(action, n=lay.n)]
+    elif isinstance(n, bool) or not isinstance(n, numbers.Integral) or n not in (NUM_ACTIONS, NUM_ACTIONS_RUM500):
+        raise ValueError(f"action_text reads a table's ids by its kind (one of {', '.join(TABLE_KINDS)}) or by the "
+                         f"action count of a fixed layout ({NUM_ACTIONS}: standard, {NUM_ACTIONS_RUM500}: rum500); "
+                         f"got {brief(n)}")
     if type(action) is int and 0 <= action < n:
         return ACTION_TEXTS[action]
     return ACTION_TEXTS[checked_action_id(action, n=n)]
-
-
-@lru_cache(maxsize=None)
-def _kind_of_count(n: int) -> str:
-    """The deck-variant kind whose layout has ``n`` ids (kinds with equal counts have equal
-    layouts: ``"around"`` and ``"around+two_decks"``).
-
-    Raises:
-        ValueError: no kind has ``n`` actions.
-    """
-    for kind in TABLE_KINDS[2:]:
-        if num_actions(kind) == n:
-            return kind
-    raise ValueError(f"no kind of table has {n} actions; counts: "
-                     + ", ".join(f"{k} {num_actions(k)}" for k in TABLE_KINDS))
 
 
 def checked_action_id(action: Any, error: type[ValueError] = ValueError, n: int = NUM_ACTIONS) -> int:

@@ -385,7 +385,7 @@ def legal_actions(state: GameState) -> list[int]:
             out.append(DRAW_STOCK)
         if state.discard:
             out.append(DRAW_DISCARD)
-            if state.num_actions > NUM_ACTIONS and state.table.digs:  # the first test keeps classic's draw fast
+            if state.table.digs:
                 out += _legal_digs(state)
         state._legal = out
         return out

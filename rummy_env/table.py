@@ -15,7 +15,8 @@ The names of the kinds and their action-id layouts are declared in ``actions.py`
 exported policies name them. The observation layout of every kind is declared here
 (``layout(n, kind)``; ``observation.py`` re-exports these names and writes the
 layout). Only a file that gives nothing else (an old exported policy, an observation
-handed to an agent) is read back to a table by its shapes, through ``table_for``.
+handed to an agent) is read back to a table by its shapes, through ``table_for``; a
+policy file carries its table, except those of release 0.1 (``legacy_table``).
 
 Adding a kind of table: its feature to ``actions.VARIANT_FEATURES`` (the kind name),
 its ids to ``actions.ActionLayout``, its observation pieces to ``_VARIANT_PIECES``
@@ -233,29 +234,39 @@ def _table_by_shape() -> dict[tuple[int, int], tuple[int, str]]:
     return out
 
 
+def legacy_table(obs_dim: int) -> tuple[int, str]:
+    """``(num_players, kind)`` of the release-0.1 table whose observation has ``obs_dim``
+    entries: that release had only the standard and 500 Rum tables, whose sizes differ for
+    every player count 2..6 and kind, and its policy files did not save their table. The
+    reading of such a file (``CardFeatures`` / ``ActorNet`` without a table); everything
+    trained since saves ``num_players`` and ``kind``.
+
+    Raises:
+        ValueError: no standard or 500 Rum table has that size (the message lists them).
+    """
+    t = _table_by_size().get(obs_dim)
+    if t is None:
+        raise ValueError(f"observation size {obs_dim} is not that of a standard or 500 Rum table "
+                         f"({', '.join(f'{size} for {n} players at a {k} table' for size, (n, k) in _table_by_size().items())}); "
+                         "a deck-variant table is told by its size and its action count")
+    return t
+
+
 def table_for(obs_dim: int, num_actions: int | None = None) -> tuple[int, str]:
     """``(num_players, kind)`` of the table whose observation has ``obs_dim`` entries and
-    whose action space has ``num_actions`` actions: the one lookup of a table from array
-    lengths, for what gives nothing else (a policy file saved without its rules, the
-    observation and mask an agent is handed: ``PlayerView``, ``describe_table``, the
-    opponent pool's snapshots, ``CardFeatures`` of an old policy). Where the rules are at
-    hand, ask ``Table.of(rules)``.
+    whose action space has ``num_actions`` actions, for an agent, which is handed nothing
+    but an observation and a mask (``PlayerView``, ``describe_table`` in its errors): the
+    two lengths are its table's spaces, and each pair belongs to one table (asserted when
+    the lookup is built). Code that has the rules asks ``Table.of(rules)``; policy
+    files carry their table (``CardFeatures``' ``num_players`` / ``kind``).
 
-    Without ``num_actions`` only the standard and 500 Rum tables are read (their sizes
-    differ for every player count 2..6 and kind, as in release 0.1); a deck-variant
-    table's observation size may equal another table's, so its action count is needed
-    (the pair differs for every player count and kind).
+    Without ``num_actions``: ``legacy_table`` (release 0.1's tables).
 
     Raises:
         ValueError: no table has that size (and action count); the message lists them.
     """
     if num_actions is None:
-        t = _table_by_size().get(obs_dim)
-        if t is None:
-            raise ValueError(f"observation size {obs_dim} is not that of a standard or 500 Rum table "
-                             f"({', '.join(f'{size} for {n} players at a {k} table' for size, (n, k) in _table_by_size().items())}); "
-                             "a deck-variant table is told by its size and its action count")
-        return t
+        return legacy_table(obs_dim)
     t = _table_by_shape().get((obs_dim, num_actions))
     if t is None:
         raise ValueError(f"no table has observations of {obs_dim} entries and {num_actions} actions ("
@@ -475,6 +486,6 @@ def _interned(num_players: int, aces: str, jokers: int, decks: int, digs: bool, 
     return Table(num_players, aces, jokers, decks, digs, melds_scoring, layoffs)
 
 
-__all__ = ["Table", "kind_layout", "layout", "obs_low", "obs_size", "offsets", "table_for", "describe_table", "players_for",
+__all__ = ["Table", "kind_layout", "layout", "obs_low", "obs_size", "offsets", "table_for", "legacy_table", "describe_table", "players_for",
            "kind_players", "num_card_planes", "STOCK_SCALE", "RECYCLE_SCALE", "SCORE_SCALE", "HAND_SCALE",
            "MULTIPLIER_SCALE", "ACES_ORDER", "JOKER_SCALE", "MIN_PLAYERS", "MAX_PLAYERS"]

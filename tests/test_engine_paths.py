@@ -62,7 +62,7 @@ def test_the_switch_routes_a_standard_table_through_the_general_path():
         fast, gen = engine.new_game(rules, seed=3), engine.new_game(rules, seed=3, _general=True)
         assert fast.variant is None and gen.variant is not None
         assert gen.variant.n == fast.num_actions == gen.num_actions
-        assert gen.variant.texts == tuple(engine.action_text(a, fast.num_actions) for a in range(fast.num_actions))
+        assert gen.variant.texts == tuple(engine.action_text(a, fast.table.kind) for a in range(fast.num_actions))
         # the layout of a kind without deck variants is still refused outside the test switch
         with pytest.raises(ValueError, match="fixed layout"):
             engine.ActionLayout.of(table_kind(rules))

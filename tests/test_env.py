@@ -610,7 +610,7 @@ def check_position(env, state) -> None:
     texts = env.legal_action_texts()
     for a, env_text in zip(legal, texts):
         text = action_text(a, table_kind(rules))
-        assert env_text == text == env.action_text(a) == action_text(a, state.num_actions)
+        assert env_text == text == env.action_text(a) == action_text(a, state.table.kind)
         if state.named and not engine.is_joker_step(state, a):
             # jokers named: the id's plain text would play no joker, so it is refused; the
             # whole move's text (engine.move_text) reads back to the id

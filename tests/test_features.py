@@ -215,3 +215,43 @@ def test_snapshot_net_matches_policy_logits():
         want = fast.action_net(fast.mlp_extractor.forward_actor(fast.extract_features(obs)))
         torch.testing.assert_close(net(obs), want)
         torch.testing.assert_close(rebuilt(obs), want)
+
+
+def test_a_snapshot_carries_its_table_not_its_sizes():
+    """A jokers policy's snapshot spec names its table (2 players, jokers: 814 entries,
+    632 ids), rebuilds from it, and a checkpoint spec written before specs held their
+    table still loads (its sizes are one table's)."""
+    import gymnasium as gym
+
+    from rummy_env.train.features import CardFeatures
+    from rummy_env.train.policy import FastMaskablePolicy
+    from rummy_env.train.pool import ActorNet, OpponentPool
+
+    box = gym.spaces.Box(-np.inf, np.inf, (814,), np.float32)
+    policy = FastMaskablePolicy(box, gym.spaces.Discrete(632), lambda _: 1e-3, net_arch=dict(pi=[8], vf=[8]),
+                                features_extractor_class=CardFeatures,
+                                features_extractor_kwargs=dict(cards=True, trunk=16, num_players=2, kind="jokers"))
+    net = ActorNet.from_policy(policy)
+    assert (net.spec["num_players"], net.spec["kind"]) == (2, "jokers")
+    rebuilt = ActorNet(**net.spec)
+    assert (rebuilt.features.num_players, rebuilt.features.kind) == (2, "jokers")
+    old = {k: v for k, v in net.spec.items() if k not in ("num_players", "kind")}
+    with pytest.raises(ValueError, match="not that of a standard or 500 Rum table"):
+        ActorNet(**old)  # release 0.1's reading cannot know a jokers table by its size
+    pool = OpponentPool({"snapshot": 1.0}, 4, 0.5, {})
+    pool.load_state({"steps": [100], "specs": [old], "nets": [net.state_dict()]})
+    assert pool.snapshots[0].net.spec["kind"] == "jokers"
+    obs = (torch.rand(3, 814) < 0.2).float()
+    with torch.no_grad():
+        torch.testing.assert_close(pool.snapshots[0].net(obs), net(obs))
+
+
+def test_action_text_reads_a_deck_variant_by_its_kind():
+    from rummy_env.actions import action_text
+
+    assert action_text(580, "jokers") == "joker as AC"  # joker_as starts at 579 + 1 (discard JK)
+    assert action_text(600, 631) == "draw discard 9D"  # dig id 579 + card 21 (13 * D + rank 9 - 1)
+    assert action_text(600, "rum500") == "draw discard 9D"
+    for n in (632, 600, 579.0, True):
+        with pytest.raises(ValueError, match="by its kind"):
+            action_text(10, n)

@@ -293,8 +293,9 @@ def test_rllib_module_starts_as_sb3_does_and_refuses_another_network(rllib_env, 
     env = rummy_v0.env(rules="classic")
     spaces = dict(observation_space=env.observation_space("player_0"), action_space=env.action_space("player_0"))
     torch.manual_seed(3)
+    table = {"num_players": 2, "kind": "standard"}
     module = RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config={"features": "cards", "trunk": 32,
-                                                                             "net_arch": [16]}, **spaces).build()
+                                                                             "net_arch": [16], **table}, **spaces).build()
     torch.manual_seed(3)
     policy = FastMaskablePolicy(spaces["observation_space"]["observation"], spaces["action_space"], lambda _: 1e-3,
                                 net_arch=dict(pi=[16], vf=[16]), features_extractor_class=CardFeatures,
@@ -311,7 +312,7 @@ def test_rllib_module_starts_as_sb3_does_and_refuses_another_network(rllib_env, 
     with pytest.raises(ValueError, match="network differs"):
         module.load_sb3_policy(other)
     for bad, match in (({"features": "meld"}, "features must be"), ({"trunk": -1}, "trunk must be"),
-                       ({"net_arch": []}, "net_arch must be")):
+                       ({"net_arch": []}, "net_arch must be"), ({"trunk": 32}, "needs the table")):
         with pytest.raises(ValueError, match=match):
             RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=bad, **spaces).build()
 

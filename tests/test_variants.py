@@ -776,7 +776,7 @@ def test_a_dig_at_two_decks_takes_the_topmost_copy():
     engine.apply(s, a)
     assert s.discard == [card("5H"), card("9C")] and s.bound == card("5H")
     assert count_of(s.hands[0], card("5H")) == 1 and count_of(s.hands[0], card("KD")) == 1
-    legal = [actions.action_text(x, s.num_actions) for x in engine.legal_actions(s)]
+    legal = [actions.action_text(x, s.table.kind) for x in engine.legal_actions(s)]
     assert not any(t.startswith("discard") for t in legal)  # no discard while the 5H is in hand
     assert "meld 5H 6H 7H" in legal
     engine.apply(s, aid(s, "meld 5H 6H 7H"))
@@ -790,7 +790,7 @@ def test_a_dug_joker_must_be_played_and_scores_15():
                          discard=["2C", "JK", "8C", "2D"], phase="draw")
     engine.apply(s, aid(s, "draw discard JK"))
     assert s.bound == JOKER and s.discard == [card("2C")]
-    legal = [actions.action_text(x, s.num_actions) for x in engine.legal_actions(s)]
+    legal = [actions.action_text(x, s.table.kind) for x in engine.legal_actions(s)]
     assert "discard JK" not in legal and not any(t.startswith("discard") for t in legal)
     play(s, "meld 4H 5H JK=6H")
     assert s.bound == -1 and s.meld_points[0] == 24

@@ -47,7 +47,8 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from rummy_env.observation import ACES_ORDER, num_card_planes, obs_size, offsets, table_for
+from rummy_env.observation import ACES_ORDER, num_card_planes, obs_size, offsets
+from rummy_env.table import legacy_table
 
 PER_HAND = 7   # same_rank, 4 run neighbours, in_set, in_run
 UNSEEN = 6     # unseen_rank, 4 run neighbours, unseen
@@ -89,8 +90,8 @@ class CardMeldFeatures(nn.Module):
 
     def __init__(self, obs_dim: int, num_players: int | None = None, kind: str | None = None) -> None:
         super().__init__()
-        if num_players is None:
-            n, kind = table_for(obs_dim)
+        if num_players is None:  # a file of release 0.1 (standard or 500 Rum only), saved without its table
+            n, kind = legacy_table(obs_dim)
         else:
             n, kind = num_players, kind or "standard"
             if obs_size(n, kind) != obs_dim:
@@ -152,10 +153,11 @@ class CardFeatures(BaseFeaturesExtractor):
     ``features_dim`` is ``trunk`` if set, else ``obs_dim + EXTRA`` with cards (548 + 1208
     = 1756 for 2 players), else ``obs_dim``.
 
-    ``num_players`` / ``kind`` name the table (``actions.table_kind``); without them the
-    table is read from the observation's length, which tells the standard and 500 Rum
-    tables apart but not the deck variants (RULES.md §10.1-10.3), whose training passes
-    both. The deck-variant pieces after the standard layout pass through unchanged.
+    ``num_players`` / ``kind`` name the table (``Table.num_players``, ``Table.kind``); every
+    policy trained since the deck variants saves both in its ``features_extractor_kwargs``.
+    Without them (a file of release 0.1, which had only the standard and 500 Rum tables)
+    the table is that release's table of this observation size (``table.legacy_table``).
+    The deck-variant pieces after the standard layout pass through unchanged.
 
     Raises:
         ValueError: the observation space is not a flat Box of the table, or ``trunk < 0``.
@@ -168,9 +170,13 @@ class CardFeatures(BaseFeaturesExtractor):
         if not isinstance(trunk, int) or trunk < 0:
             raise ValueError(f"trunk must be an int >= 0, got {trunk!r}")
         obs_dim = int(observation_space.shape[0])
+        if num_players is None:  # a file of release 0.1 (standard or 500 Rum only), saved without its table
+            num_players, kind = legacy_table(obs_dim)
+        kind = kind or "standard"
         core: nn.Module = CardMeldFeatures(obs_dim, num_players, kind) if cards else nn.Identity()
         width = core.out_dim if cards else obs_dim
         super().__init__(observation_space, trunk or width)
+        self.num_players, self.kind = num_players, kind  # the table, told (ActorNet.from_policy copies it)
         self.core = core
         self.trunk = nn.Sequential(nn.Linear(width, trunk), nn.Tanh()) if trunk else nn.Identity()
 

@@ -20,7 +20,8 @@ class ActorNet(nn.Module):
     """The actor of an SB3 MlpPolicy as one plain module: observation float32
     ``[B, obs_dim]`` -> logits float32 ``[B, N]`` (N: the table's action count, ``Table.num_actions``: 579 at a standard table) (no mask applied).
 
-    Built from sizes (so worker processes can rebuild it from a state dict) or from a
+    Built from sizes and its table (``num_players``, ``kind``: ``CardFeatures``'; a
+    checkpoint's ``spec`` holds them, so worker processes rebuild it from a state dict) or from a
     policy with ``ActorNet.from_policy``; layers mirror SB3's features extractor
     (``rummy_env.train.features.CardFeatures``: the card features when ``features="cards"``, then
     a shared ``trunk`` layer when ``trunk > 0``; neither: the observation itself),
@@ -31,7 +32,8 @@ class ActorNet(nn.Module):
     """
 
     def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh",
-                 features: str = "none", trunk: int = 0) -> None:
+                 features: str = "none", trunk: int = 0, num_players: int | None = None,
+                 kind: str | None = None) -> None:
         super().__init__()
         layers: list[nn.Module] = []
         if features not in ("cards", "none"):
@@ -42,12 +44,10 @@ class ActorNet(nn.Module):
 
             from .features import CardFeatures
 
-            from rummy_env.observation import table_for
-
             space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
-            n, kind = table_for(obs_dim, n_actions)
-            self.features: nn.Module = CardFeatures(space, cards=features == "cards", trunk=trunk, num_players=n,
-                                                    kind=kind)
+            self.features: nn.Module = CardFeatures(space, cards=features == "cards", trunk=trunk,
+                                                    num_players=num_players, kind=kind)
+            num_players, kind = self.features.num_players, self.features.kind
             last = self.features.features_dim
         else:
             self.features = nn.Identity()
@@ -58,7 +58,7 @@ class ActorNet(nn.Module):
         self.policy_net = nn.Sequential(*layers)
         self.action_net = nn.Linear(last, n_actions)
         self.spec = {"obs_dim": obs_dim, "net_arch": list(net_arch), "n_actions": n_actions, "activation": activation,
-                     "features": features, "trunk": trunk}
+                     "features": features, "trunk": trunk, "num_players": num_players, "kind": kind}
         self.eval()
         for p in self.parameters():
             p.requires_grad_(False)
@@ -73,12 +73,13 @@ class ActorNet(nn.Module):
         acts = [type(m).__name__ for m in policy.mlp_extractor.policy_net if not isinstance(m, nn.Linear)]
         obs_dim = int(policy.observation_space.shape[0])
         fx = policy.features_extractor
-        features, trunk = "none", 0
+        features, trunk, table = "none", 0, {}
         if isinstance(fx, CardFeatures):
             features = "cards" if not isinstance(fx.core, nn.Identity) else "none"
             trunk = fx.trunk[0].out_features if isinstance(fx.trunk, nn.Sequential) else 0
+            table = dict(num_players=fx.num_players, kind=fx.kind)  # the policy's own table, never its sizes
         net = cls(obs_dim, [m.out_features for m in linears], policy.action_net.out_features,
-                  acts[0] if acts else "Tanh", features, trunk)
+                  acts[0] if acts else "Tanh", features, trunk, **table)
         if isinstance(fx, CardFeatures):
             net.features.load_state_dict({k: v.detach().cpu().clone() for k, v in fx.state_dict().items()})
         net.policy_net.load_state_dict({k: v.detach().cpu().clone() for k, v in policy.mlp_extractor.policy_net.state_dict().items()})
@@ -191,6 +192,13 @@ class OpponentPool:
         """Restore snapshots saved by ``state()``."""
         self.snapshots, self.snapshot_steps = [], []
         for step, spec, sd in zip(state["steps"], state["specs"], state["nets"]):
+            if "kind" not in spec and (spec.get("features") == "cards" or spec.get("trunk")):
+                # a checkpoint written before specs held their table: its snapshots' table is the
+                # one its sizes belong to (the agent's lookup)
+                from rummy_env.table import table_for
+
+                n, kind = table_for(spec["obs_dim"], spec["n_actions"])
+                spec = dict(spec, num_players=n, kind=kind)
             net = ActorNet(**spec)
             net.load_state_dict(sd)
             self.add_net(net, step)

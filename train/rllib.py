@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from rummy_env.rules import Rules
+from rummy_env.table import Table
 
 from .config import TrainConfig
 from .report import append_history, summary_line, write_report
@@ -142,7 +143,9 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
     from . import rllib_modules as m
 
     # the SB3 backend's network (train/features.py), the same config keys
-    model = {"features": cfg.features, "trunk": cfg.trunk, "net_arch": list(cfg.net_arch)}
+    table = Table.of(rules)  # the table is told to the module, never read from the observation's size
+    model = {"features": cfg.features, "trunk": cfg.trunk, "net_arch": list(cfg.net_arch),
+             "num_players": table.num_players, "kind": table.kind}
     specs = {m.LEARNER: RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=dict(model))}
     for i in range(cfg.max_snapshots):
         specs[m.snapshot_id(i)] = RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=dict(model))

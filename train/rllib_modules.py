@@ -120,8 +120,10 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
     - initialised as SB3 does (``ortho_init``: orthogonal weights with gain sqrt(2) for
       the extractor and the MLPs, 0.01 for the action head, 1 for the value head; zero biases).
 
-    ``model_config``: ``{"features": "cards" | "none", "trunk": int >= 0, "net_arch": [int, ...]}``
-    (the ``TrainConfig`` keys of the same names; defaults ``"cards"``, 256, ``[128]``).
+    ``model_config``: ``{"features": "cards" | "none", "trunk": int >= 0, "net_arch": [int, ...],
+    "num_players": int, "kind": str}`` (the ``TrainConfig`` keys of the same names; defaults
+    ``"cards"``, 256, ``[128]``; the table, ``Table.num_players`` and ``Table.kind``, is needed
+    with card features or a trunk).
     The observation space may be the env's Dict (``"observation"`` Box + ``"action_mask"``)
     or the Box alone. Every forward pass reads ``"observation"`` as float32 ``[B, obs_dim]``
     and sets the logits ``[B, N]`` (N: the table's action count, ``Table.num_actions``: 579 at a standard table) of actions whose ``"action_mask"`` bit is 0 to
@@ -153,12 +155,13 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
         box = space["observation"] if isinstance(space, gym.spaces.Dict) else space
         self.obs_dim = int(box.shape[0])
         self.n_actions = int(self.action_space.n)
+        self.num_players, self.kind = cfg.get("num_players"), cfg.get("kind")
         if self.features == "cards" or self.trunk:
-            from rummy_env.observation import table_for
-
-            n, kind = table_for(self.obs_dim, self.n_actions)
+            if self.num_players is None:
+                raise ValueError("model_config needs the table: num_players and kind (Table.num_players, Table.kind)")
             self.features_extractor: torch.nn.Module = CardFeatures(box, cards=self.features == "cards",
-                                                                    trunk=self.trunk, num_players=n, kind=kind)
+                                                                    trunk=self.trunk, num_players=self.num_players,
+                                                                    kind=self.kind)
         else:
             self.features_extractor = FlattenExtractor(box)
         dim = self.features_extractor.features_dim
@@ -187,7 +190,8 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
         logits; the module SB3 snapshots and ``rummy export`` use), frozen, in eval mode."""
         from .pool import ActorNet
 
-        net = ActorNet(self.obs_dim, self.net_arch, self.n_actions, "Tanh", self.features, self.trunk)
+        net = ActorNet(self.obs_dim, self.net_arch, self.n_actions, "Tanh", self.features, self.trunk,
+                       self.num_players, self.kind)
         if not isinstance(net.features, torch.nn.Identity):
             net.features.load_state_dict(_copy(self.features_extractor.state_dict()))
         net.policy_net.load_state_dict(_copy(self.mlp_extractor.policy_net.state_dict()))
