@@ -286,3 +286,37 @@ def test_shared_memory_workers_give_the_arrays_of_the_in_process_envs():
             multi.step(wrong)
     finally:
         multi.close()
+
+
+@pytest.mark.parametrize("features", ["cards", "none"])
+def test_snapshots_answer_their_games_as_each_alone(features):
+    """``act_snapshots`` (the card features of every snapshot's games in one pass) picks,
+    row for row, what each snapshot's own ``act_batch`` picks on its rows with the same
+    generators, sampling and greedy alike, at a 3-player deadwood table."""
+    from rummy_env.train.pool import act_snapshots
+
+    rules = Rules.preset("deadwood", num_players=3)
+    states, seats = _positions(rules, 3, seed=5)
+    obs = np.zeros((len(states), obs_size(3)), dtype=np.float32)
+    Encoder(3).encode_many(states, seats, obs)
+    masks = np.stack([action_mask(engine.legal_actions(st)) if st.current == s and not st.hand_over else
+                      np.eye(num_actions(rules), dtype=np.int8)[0] for st, s in zip(states, seats)])
+    rows = min(len(obs), 30)
+    obs, masks = obs[:rows], masks[:rows]
+    agents = []
+    for i, greedy in enumerate((False, True, False)):
+        torch.manual_seed(10 + i)
+        net = ActorNet(obs_size(3), [16], num_actions(rules), features=features, trunk=8, num_players=3,
+                       kind="standard")
+        agents.append(SnapshotAgent(net, greedy=greedy))
+    cuts = [0, 7, 19, rows]
+    groups = [(a, [np.random.default_rng(100 * i + r) for r in range(cuts[i + 1] - cuts[i])])
+              for i, a in enumerate(agents)]
+    got = act_snapshots(groups, obs, masks)
+    want = np.concatenate([a.act_batch(obs[cuts[i]:cuts[i + 1]], masks[cuts[i]:cuts[i + 1]],
+                                       rngs=[np.random.default_rng(100 * i + r) for r in range(cuts[i + 1] - cuts[i])])
+                           for i, a in enumerate(agents)])
+    np.testing.assert_array_equal(got, want)
+    assert all(masks[r, a] for r, a in enumerate(got))  # every pick is legal in its row
+    with pytest.raises(ValueError, match="the groups answer 29 rows, the batch has 30"):
+        act_snapshots([(agents[0], groups[0][1][:-1])] + groups[1:], obs, masks)

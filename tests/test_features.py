@@ -255,3 +255,80 @@ def test_action_text_reads_a_deck_variant_by_its_kind():
     for n in (632, 600, 579.0, True):
         with pytest.raises(ValueError, match="by its kind"):
             action_text(10, n)
+
+
+def _jokers_obs(hand, upcard):
+    from rummy_env import rummy_v0
+
+    other = ["KD", "QH", "8S", "TS", "TC", "3H", "AC", "5D", "7D", "JC"]
+    used = set(hand) | set(other) | {upcard}
+    stock = [r + s for s in "CDHS" for r in "A23456789TJQK" if r + s not in used] + ["JK"] * (2 - [*hand, upcard].count("JK"))
+    env = rummy_v0.env(rules="jokers")
+    env.reset(options={"state": {"rules": "jokers", "hands": [hand, other], "discard": [upcard], "melds": [],
+                                 "stock": stock, "current_player": 0, "phase": "draw"}})
+    return env.observe("player_0")["observation"]
+
+
+def test_joker_planes_counted_by_hand():
+    """RULES.md §10.2, ``features="cards+jokers"``: with a joker in hand, 5H and 7H make a
+    run with it (7H is 2 above 5H), 9C and 9D a set; 2C, 4S, QD, KS and AH have no partner
+    within reach (aces low); the upcard 6S gives 4S and itself a run partner in the hand
+    plus upcard. Without a joker the planes are empty, unless the upcard is the joker
+    (then the hand plus upcard has one: 2C-3C, 5H-7H runs, the 9s' set)."""
+    from rummy_env.cards import parse_card
+    from rummy_env.train.features import JOKER_EXTRA
+
+    obs = _jokers_obs(["JK", "5H", "7H", "9C", "9D", "KS", "2C", "QD", "4S", "AH"], "6S")
+    f = CardMeldFeatures(obs.size, 2, "jokers", jokers=True)
+    plain = CardMeldFeatures(obs.size, 2, "jokers")
+    out = f(torch.as_tensor(obs[None]))[0]
+    torch.testing.assert_close(out[:plain.out_dim], plain(torch.as_tensor(obs[None]))[0])  # the cards' features unchanged
+    planes = out[plain.out_dim:].reshape(4, 52).numpy()
+    assert JOKER_EXTRA == 208 and f.out_dim == plain.out_dim + 208
+
+    def cards(plane):
+        return {c for c in range(52) if plane[c]}
+
+    want = lambda *t: {parse_card(x) for x in t}  # noqa: E731
+    assert cards(planes[0]) == want("9C", "9D")              # set_joker, hand
+    assert cards(planes[1]) == want("9C", "9D")              # set_joker, hand + upcard
+    assert cards(planes[2]) == want("5H", "7H")              # run_joker, hand
+    assert cards(planes[3]) == want("5H", "7H", "4S", "6S")  # run_joker, hand + upcard
+    no_joker = _jokers_obs(["3C", "5H", "7H", "9C", "9D", "KS", "2C", "QD", "4S", "AH"], "6S")
+    assert not f(torch.as_tensor(no_joker[None]))[0, plain.out_dim:].any()
+    up_joker = _jokers_obs(["3C", "5H", "7H", "9C", "9D", "KS", "2C", "QD", "4S", "AH"], "JK")
+    planes = f(torch.as_tensor(up_joker[None]))[0, plain.out_dim:].reshape(4, 52).numpy()
+    assert not planes[0].any() and not planes[2].any()
+    assert cards(planes[1]) == want("9C", "9D")
+    assert cards(planes[3]) == want("2C", "3C", "5H", "7H")  # 2C and 3C are 1 apart; 4S has no partner here
+
+
+def test_joker_features_round_trip_and_are_refused_without_jokers(tmp_path):
+    import gymnasium as gym
+
+    from rummy_env.train.config import TrainConfig
+    from rummy_env.train.policy import FastMaskablePolicy
+    from rummy_env.train.pool import ActorNet
+    from rummy_env.train.trainer import Trainer
+
+    box = gym.spaces.Box(-np.inf, np.inf, (814,), np.float32)
+    policy = FastMaskablePolicy(box, gym.spaces.Discrete(632), lambda _: 1e-3, net_arch=dict(pi=[8], vf=[8]),
+                                features_extractor_class=CardFeatures,
+                                features_extractor_kwargs=dict(cards=True, trunk=16, num_players=2, kind="jokers",
+                                                               jokers=True))
+    assert policy.features_extractor.core.out_dim == 814 + EXTRA + 208
+    net = ActorNet.from_policy(policy)
+    assert net.spec["features"] == "cards+jokers"
+    rebuilt = ActorNet(**net.spec)
+    rebuilt.load_state_dict(net.state_dict())
+    obs = (torch.rand(4, 814) < 0.2).float()
+    with torch.no_grad():
+        torch.testing.assert_close(rebuilt(obs), policy.action_net(policy.mlp_extractor.forward_actor(
+            policy.extract_features(obs))))
+    with pytest.raises(ValueError, match="features must be one of 'cards', 'cards\\+jokers', 'none', got 'joker'"):
+        TrainConfig(features="joker").validate()
+    with pytest.raises(ValueError, match="a 2-player standard table has no jokers"):
+        Trainer(TrainConfig(rules="classic", features="cards+jokers", out=str(tmp_path / "run")))
+    assert not (tmp_path / "run").exists()  # refused before anything is written
+    with pytest.raises(ValueError, match="jokers=True adds planes to the card features"):
+        CardFeatures(box, cards=False, jokers=True, num_players=2, kind="jokers")

@@ -51,6 +51,21 @@ MAX_SEED = 2**32 - 1
 """The largest ``seed`` (numpy's ``np.random.seed``, which SB3 seeds, takes 0..2**32 - 1)."""
 
 
+FEATURES = ("cards", "cards+jokers", "none")
+"""The ``features`` values of a network (``TrainConfig.features``): the card features,
+the card features with the joker planes (a table with jokers only), or none."""
+
+
+def check_features(features: object, table: Any = None) -> None:
+    """Raise ``ValueError`` unless ``features`` is one of ``FEATURES`` (and, with ``table``
+    given, a ``Table``, ``"cards+jokers"`` only where ``table.jokers``, RULES.md §10.2)."""
+    if features not in FEATURES:
+        raise ValueError(f"features must be one of {', '.join(repr(f) for f in FEATURES)}, got {features!r}")
+    if features == "cards+jokers" and table is not None and not table.jokers:
+        raise ValueError(f"features 'cards+jokers' adds joker planes, and {table.describe()} has no jokers; "
+                         "use 'cards' (RULES.md §10.2)")
+
+
 @dataclass
 class TrainConfig:
     """Self-play MaskablePPO configuration (CleanRL-style: one place for everything)."""
@@ -116,7 +131,8 @@ class TrainConfig:
     features: str = "cards"
     """Network input: "cards" appends meld-structure features computed from the
     observation (train/features.py: sets, run neighbours, unseen outs per card);
-    "none" feeds the observation as it is."""
+    "cards+jokers" adds the planes of the melds a held joker completes (a table with
+    jokers only); "none" feeds the observation as it is."""
     trunk: int = 256
     """Width of one learned Linear+Tanh layer after the features, shared by the policy
     and the value network (0: none; net_arch's layers then start from the features)."""
@@ -298,8 +314,7 @@ class TrainConfig:
                 raise ValueError(f"eval_baselines: unknown baseline {b!r}; baselines: {', '.join(BASELINES)}")
         if not isinstance(self.trunk, int) or isinstance(self.trunk, bool) or self.trunk < 0:
             raise ValueError(f"trunk must be an int >= 0, got {self.trunk!r}")
-        if self.features not in ("cards", "none"):
-            raise ValueError(f"features must be 'cards' or 'none', got {self.features!r}")
+        check_features(self.features)  # and "cards+jokers" at a table with jokers: the trainer checks it
         if not self.net_arch or not all(isinstance(x, int) and x > 0 for x in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")
 

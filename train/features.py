@@ -39,6 +39,15 @@ the loose planes of the hand and of the hand plus upcard (2 x 52), their loose
 counts (2 x 6).
 Shapes: input float32 ``[B, obs_size(n)]``; output float32 ``[B, obs_size(n) + EXTRA]``
 (``EXTRA = 52 * 23 + 12 = 1208`` features after the observation).
+
+With ``jokers=True`` (``features="cards+jokers"``, a table with jokers only, RULES.md
+§10.2) four planes follow, for the hand and for the hand plus the upcard: ``set_joker``
+(``c`` is in ``X``, ``X`` holds another card of its rank and a joker: with the joker a
+set of three) and ``run_joker`` (``c`` is in ``X``, ``X`` holds a same-suit card 1 or 2
+away and a joker: with the joker a run of three), 0 when ``X`` holds no joker (the
+upcard adds one when it is the joker), in the order ``set_joker`` of the hand, of the
+hand plus upcard, ``run_joker`` of the hand, of the hand plus upcard:
+``JOKER_EXTRA = 4 * 52 = 208`` more features.
 """
 from __future__ import annotations
 
@@ -50,10 +59,13 @@ from torch import nn
 from rummy_env.observation import ACES_ORDER, num_card_planes, obs_size, offsets
 from rummy_env.table import legacy_table
 
+from .config import FEATURES, check_features  # noqa: F401 - re-exported
+
 PER_HAND = 7   # same_rank, 4 run neighbours, in_set, in_run
 UNSEEN = 6     # unseen_rank, 4 run neighbours, unseen
 LOOSE_COUNTS = 6  # one-hot 0, 1, 2, 3, 4, 5+
 EXTRA = 52 * (2 * PER_HAND + UNSEEN + 1 + 2) + 2 * LOOSE_COUNTS  # + 1: the hand plus upcard
+JOKER_EXTRA = 4 * 52  # set_joker and run_joker of the hand and of the hand plus upcard (jokers=True)
 
 
 def linear_maps() -> torch.Tensor:
@@ -88,7 +100,8 @@ class CardMeldFeatures(nn.Module):
     three aces options' 0/1 matrices stacked; ``in_set`` and ``in_run`` are products of them.
     """
 
-    def __init__(self, obs_dim: int, num_players: int | None = None, kind: str | None = None) -> None:
+    def __init__(self, obs_dim: int, num_players: int | None = None, kind: str | None = None,
+                 jokers: bool = False) -> None:
         super().__init__()
         if num_players is None:  # a file of release 0.1 (standard or 500 Rum only), saved without its table
             n, kind = legacy_table(obs_dim)
@@ -114,6 +127,12 @@ class CardMeldFeatures(nn.Module):
         not_ace[::13] = 0.0
         self.register_buffer("not_ace", not_ace, persistent=False)
         self.register_buffer("count_values", torch.arange(LOOSE_COUNTS - 1, dtype=torch.float32), persistent=False)
+        self.jokers = bool(jokers)
+        if self.jokers:
+            if "hand_jokers" not in off:
+                raise ValueError(f"joker features need a table with jokers; a {kind} table has none (RULES.md §10.2)")
+            self.hand_jokers, self.upcard_joker = off["hand_jokers"].start, off["upcard_joker"].start
+            self.out_dim += JOKER_EXTRA
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         obs = obs.float()
@@ -139,8 +158,15 @@ class CardMeldFeatures(nn.Module):
         n_loose = loose.sum(dim=2, keepdim=True)                                        # [B, 2, 1]
         counts = torch.cat([(n_loose == self.count_values).float(),
                             (n_loose >= LOOSE_COUNTS - 1).float()], dim=2)             # [B, 2, 6]
-        return torch.cat([obs, hand_feats, hand_up, unseen_feats, loose.reshape(b, -1),
-                          counts.reshape(b, -1)], dim=1)
+        out = [obs, hand_feats, hand_up, unseen_feats, loose.reshape(b, -1), counts.reshape(b, -1)]
+        if self.jokers:
+            held = (obs[:, self.hand_jokers:self.hand_jokers + 1] > 0).float()              # [B, 1]
+            held_up = torch.maximum(held, obs[:, self.upcard_joker:self.upcard_joker + 1])
+            has = torch.stack([held, held_up], dim=1)                                       # [B, 2, 1]
+            set_j = xh * (same[:, :2] >= 1).float() * has
+            run_j = xh * ((m2 + m1 + p1 + p2)[:, :2] > 0).float() * has
+            out.append(torch.cat([set_j, run_j], dim=1).reshape(b, -1))
+        return torch.cat(out, dim=1)
 
 
 class CardFeatures(BaseFeaturesExtractor):
@@ -157,14 +183,16 @@ class CardFeatures(BaseFeaturesExtractor):
     policy trained since the deck variants saves both in its ``features_extractor_kwargs``.
     Without them (a file of release 0.1, which had only the standard and 500 Rum tables)
     the table is that release's table of this observation size (``table.legacy_table``).
-    The deck-variant pieces after the standard layout pass through unchanged.
+    The deck-variant pieces after the standard layout pass through unchanged; ``jokers=True``
+    adds the joker planes (``CardMeldFeatures``, a table with jokers only).
 
     Raises:
-        ValueError: the observation space is not a flat Box of the table, or ``trunk < 0``.
+        ValueError: the observation space is not a flat Box of the table, ``trunk < 0``, or
+            ``jokers`` without ``cards`` or at a table without jokers.
     """
 
     def __init__(self, observation_space: gym.spaces.Box, cards: bool = True, trunk: int = 0,
-                 num_players: int | None = None, kind: str | None = None) -> None:
+                 num_players: int | None = None, kind: str | None = None, jokers: bool = False) -> None:
         if len(observation_space.shape) != 1:
             raise ValueError(f"CardFeatures needs a flat observation, got shape {observation_space.shape}")
         if not isinstance(trunk, int) or trunk < 0:
@@ -173,7 +201,9 @@ class CardFeatures(BaseFeaturesExtractor):
         if num_players is None:  # a file of release 0.1 (standard or 500 Rum only), saved without its table
             num_players, kind = legacy_table(obs_dim)
         kind = kind or "standard"
-        core: nn.Module = CardMeldFeatures(obs_dim, num_players, kind) if cards else nn.Identity()
+        if jokers and not cards:
+            raise ValueError("jokers=True adds planes to the card features: it needs cards=True")
+        core: nn.Module = CardMeldFeatures(obs_dim, num_players, kind, jokers) if cards else nn.Identity()
         width = core.out_dim if cards else obs_dim
         super().__init__(observation_space, trunk or width)
         self.num_players, self.kind = num_players, kind  # the table, told (ActorNet.from_policy copies it)

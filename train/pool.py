@@ -23,12 +23,14 @@ class ActorNet(nn.Module):
     Built from sizes and its table (``num_players``, ``kind``: ``CardFeatures``'; a
     checkpoint's ``spec`` holds them, so worker processes rebuild it from a state dict) or from a
     policy with ``ActorNet.from_policy``; layers mirror SB3's features extractor
-    (``rummy_env.train.features.CardFeatures``: the card features when ``features="cards"``, then
+    (``rummy_env.train.features.CardFeatures``: the card features when ``features="cards"``
+    (with the joker planes: ``"cards+jokers"``), then
     a shared ``trunk`` layer when ``trunk > 0``; neither: the observation itself),
     ``mlp_extractor.policy_net`` (Linear + activation per hidden size) and ``action_net``.
 
     Raises:
-        ValueError: ``features`` is not ``"cards"`` or ``"none"``.
+        ValueError: ``features`` is not one of ``features.FEATURES`` (or ``"cards+jokers"``
+            at a table without jokers).
     """
 
     def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh",
@@ -36,17 +38,19 @@ class ActorNet(nn.Module):
                  kind: str | None = None) -> None:
         super().__init__()
         layers: list[nn.Module] = []
-        if features not in ("cards", "none"):
-            raise ValueError(f"features must be 'cards' or 'none', got {features!r}")
-        if features == "cards" or trunk:
+        from .config import check_features
+
+        check_features(features)
+        if features != "none" or trunk:
             import gymnasium as gym
             import numpy as np
 
             from .features import CardFeatures
 
             space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
-            self.features: nn.Module = CardFeatures(space, cards=features == "cards", trunk=trunk,
-                                                    num_players=num_players, kind=kind)
+            self.features: nn.Module = CardFeatures(space, cards=features != "none", trunk=trunk,
+                                                    num_players=num_players, kind=kind,
+                                                    jokers=features == "cards+jokers")
             num_players, kind = self.features.num_players, self.features.kind
             last = self.features.features_dim
         else:
@@ -75,7 +79,8 @@ class ActorNet(nn.Module):
         fx = policy.features_extractor
         features, trunk, table = "none", 0, {}
         if isinstance(fx, CardFeatures):
-            features = "cards" if not isinstance(fx.core, nn.Identity) else "none"
+            features = ("none" if isinstance(fx.core, nn.Identity) else
+                        "cards+jokers" if fx.core.jokers else "cards")
             trunk = fx.trunk[0].out_features if isinstance(fx.trunk, nn.Sequential) else 0
             table = dict(num_players=fx.num_players, kind=fx.kind)  # the policy's own table, never its sizes
         net = cls(obs_dim, [m.out_features for m in linears], policy.action_net.out_features,
@@ -88,6 +93,60 @@ class ActorNet(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.action_net(self.policy_net(self.features(obs)))
+
+    @property
+    def core_key(self) -> tuple | None:
+        """What the weight-free card features (``CardMeldFeatures``) depend on: nets with
+        equal keys compute the same core features of an observation (``core``), so a batch
+        of games against several snapshots computes them once (``act_snapshots``). ``None``
+        when the net has no card features."""
+        s = self.spec
+        return (s["obs_dim"], s["num_players"], s["kind"], s["features"]) if s["features"] != "none" else None
+
+    def core(self, obs: torch.Tensor) -> torch.Tensor:
+        """The weight-free card features of float32 ``[B, obs_dim]`` observations
+        (``[B, obs_dim + EXTRA]``), or the observations themselves without card features."""
+        return self.features.core(obs) if self.spec["features"] != "none" else obs
+
+    def head(self, core: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B, N]`` from ``core`` features: the learned layers (trunk, policy MLP,
+        action head); ``forward(obs) == head(core(obs))``."""
+        x = self.features.trunk(core) if hasattr(self.features, "trunk") else core
+        return self.action_net(self.policy_net(x))
+
+
+def act_snapshots(groups: list[tuple["SnapshotAgent", list[np.random.Generator]]], obs: np.ndarray,
+                  masks: np.ndarray) -> np.ndarray:
+    """Actions (int64 ``[B]``) of several snapshots, each answering its own rows: ``groups``
+    is ``(agent, rngs)`` per snapshot in row order (agent ``i`` answers the next
+    ``len(rngs)`` rows of ``obs`` float32 ``[B, obs_dim]`` and ``masks`` ``[B, N]``). The
+    same actions as each agent's ``act_batch(obs[rows], masks[rows], rngs=rngs)``, with the
+    weight-free card features computed in one pass for every row when the snapshots'
+    ``core_key`` agree (one run's snapshots do): one pass of the features instead of one
+    per snapshot (issue 26: a long run's full pool answered each snapshot on its own).
+
+    Raises:
+        ValueError: the groups' rows do not add up to ``B``."""
+    if sum(len(r) for _, r in groups) != len(obs):
+        raise ValueError(f"the groups answer {sum(len(r) for _, r in groups)} rows, the batch has {len(obs)}")
+    keys = {a.net.core_key for a, _ in groups}
+    out = np.empty(len(obs), dtype=np.int64)
+    if len(groups) < 2 or len(keys) != 1 or None in keys:
+        k = 0
+        for agent, rngs in groups:
+            j = k + len(rngs)
+            out[k:j] = agent.act_batch(obs[k:j], masks[k:j], rngs=rngs)
+            k = j
+        return out
+    with torch.no_grad():
+        core = groups[0][0].net.core(torch.as_tensor(obs, dtype=torch.float32))
+        k = 0
+        for agent, rngs in groups:
+            j = k + len(rngs)
+            logits = mask_logits(agent.net.head(core[k:j]).numpy(), masks[k:j])
+            out[k:j] = agent.sample(logits, rngs=rngs)
+            k = j
+    return out
 
 
 def masked_logits(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -120,7 +179,12 @@ class SnapshotAgent:
         ``i``'s from ``rngs[i]``, so a row's action does not depend on the other rows
         (what the batched training env uses: each game samples from its own stream);
         ``rngs`` wins when both are given."""
-        logits = masked_logits(self.net, obs, masks)
+        return self.sample(masked_logits(self.net, obs, masks), rng, rngs)
+
+    def sample(self, logits: np.ndarray, rng: np.random.Generator | None = None,
+               rngs: list[np.random.Generator] | None = None) -> np.ndarray:
+        """Actions (int64 ``[B]``) from masked logits float32 ``[B, N]``, as ``act_batch``
+        draws them (the most probable with ``greedy``, else Gumbel-max)."""
         if self.greedy:
             return logits.argmax(axis=1)
         if rngs is not None:
@@ -192,7 +256,7 @@ class OpponentPool:
         """Restore snapshots saved by ``state()``."""
         self.snapshots, self.snapshot_steps = [], []
         for step, spec, sd in zip(state["steps"], state["specs"], state["nets"]):
-            if "kind" not in spec and (spec.get("features") == "cards" or spec.get("trunk")):
+            if "kind" not in spec and (spec.get("features") != "none" or spec.get("trunk")):
                 # a checkpoint written before specs held their table: its snapshots' table is the
                 # one its sizes belong to (the agent's lookup)
                 from rummy_env.table import table_for

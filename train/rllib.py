@@ -46,7 +46,7 @@ from typing import Any
 from rummy_env.rules import Rules
 from rummy_env.table import Table
 
-from .config import TrainConfig
+from .config import TrainConfig, check_features
 from .report import append_history, summary_line, write_report
 
 def _has_rllib() -> bool:
@@ -226,6 +226,7 @@ class RLlibTrainer:
         self.m = m
         self.cfg = cfg
         self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
+        check_features(cfg.features, Table.of(self.rules))  # "cards+jokers" needs jokers: before any work
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck_state = check_checkpoint(resume, self.rules) if resume else None

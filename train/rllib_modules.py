@@ -110,7 +110,8 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
     attribute names, so its ``state_dict`` is the SB3 policy's (without SB3's
     ``pi_/vf_features_extractor`` aliases of the shared extractor):
 
-    - ``features_extractor``: ``CardFeatures(cards=features == "cards", trunk=trunk)``
+    - ``features_extractor``: ``CardFeatures(cards=features != "none", trunk=trunk,
+      jokers=features == "cards+jokers")``
       (or SB3's ``FlattenExtractor`` with ``features="none"`` and ``trunk=0``),
       shared by the policy and the value network;
     - ``mlp_extractor``: SB3's ``MlpExtractor`` with ``net_arch=dict(pi=net_arch, vf=net_arch)``
@@ -144,8 +145,9 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
         self.features = cfg.get("features", "cards")
         self.trunk = cfg.get("trunk", 256)
         self.net_arch = list(cfg.get("net_arch", [128]))
-        if self.features not in ("cards", "none"):
-            raise ValueError(f"features must be 'cards' or 'none', got {self.features!r}")
+        from .config import check_features
+
+        check_features(self.features)
         if not isinstance(self.trunk, int) or isinstance(self.trunk, bool) or self.trunk < 0:
             raise ValueError(f"trunk must be an int >= 0, got {self.trunk!r}")
         if not self.net_arch or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0
@@ -156,12 +158,13 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
         self.obs_dim = int(box.shape[0])
         self.n_actions = int(self.action_space.n)
         self.num_players, self.kind = cfg.get("num_players"), cfg.get("kind")
-        if self.features == "cards" or self.trunk:
+        if self.features != "none" or self.trunk:
             if self.num_players is None:
                 raise ValueError("model_config needs the table: num_players and kind (Table.num_players, Table.kind)")
-            self.features_extractor: torch.nn.Module = CardFeatures(box, cards=self.features == "cards",
+            self.features_extractor: torch.nn.Module = CardFeatures(box, cards=self.features != "none",
                                                                     trunk=self.trunk, num_players=self.num_players,
-                                                                    kind=self.kind)
+                                                                    kind=self.kind,
+                                                                    jokers=self.features == "cards+jokers")
         else:
             self.features_extractor = FlattenExtractor(box)
         dim = self.features_extractor.features_dim

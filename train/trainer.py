@@ -38,7 +38,7 @@ from rummy_env.table import Table
 from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
 
-from .config import TrainConfig
+from .config import TrainConfig, check_features
 from .report import append_history, plot_learning_curve, score, summary_line, write_report
 from .policy import FastMaskablePolicy, SelfPlayPPO
 from .pool import ActorNet, OpponentPool, SnapshotAgent
@@ -345,6 +345,7 @@ class Trainer:
         cfg.validate()
         self.cfg = cfg
         self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
+        check_features(cfg.features, Table.of(self.rules))  # "cards+jokers" needs jokers: before any work
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck = load_checkpoint(resume, cfg, self.rules) if resume else None
@@ -355,13 +356,15 @@ class Trainer:
         torch.distributions.Distribution.set_default_validate_args(False)  # masks are checked by the env
         self.venv = self._make_venv()
         pk = dict(net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)))
-        if cfg.features == "cards" or cfg.trunk:
+        if cfg.features != "none" or cfg.trunk:
             from .features import CardFeatures
 
             pk["features_extractor_class"] = CardFeatures
             table = Table.of(self.rules)  # the table is told, never guessed from the observation's size
-            pk["features_extractor_kwargs"] = dict(cards=cfg.features == "cards", trunk=cfg.trunk,
+            pk["features_extractor_kwargs"] = dict(cards=cfg.features != "none", trunk=cfg.trunk,
                                                    num_players=table.num_players, kind=table.kind)
+            if cfg.features == "cards+jokers":  # only then, so the other tables' zips keep their kwargs
+                pk["features_extractor_kwargs"]["jokers"] = True
         common = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
                       gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                       vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, learning_rate=_lr_schedule(cfg),

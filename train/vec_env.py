@@ -39,7 +39,7 @@ from rummy_env.observation import Encoder, action_masks_into
 from rummy_env.table import Table
 from rummy_env.rules import Rules
 
-from .pool import OpponentPool, SnapshotAgent
+from .pool import OpponentPool, SnapshotAgent, act_snapshots
 from .rewards import REWARDS, hand_rewards
 
 
@@ -174,8 +174,9 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
         Round by round: every game whose opponent is to move is encoded and masked in
         one batch (snapshot games grouped by snapshot, scripted games first), then each
-        snapshot answers its games with one forward pass and each scripted opponent
-        acts on its row."""
+        scripted opponent acts on its row and the snapshots answer their games
+        (``act_snapshots``: the card features of all of them in one pass, then each
+        snapshot's learned layers on its own games)."""
         t0 = time.perf_counter()
         pending = [g for g in games if not g.state.hand_over and g.state.current != g.seat]
         enc, obs, masks = self.encoder, self._opp_obs, self._opp_masks
@@ -199,12 +200,11 @@ class SelfPlayVecEnv(BatchedVecEnv):
             for i in range(k):
                 st = order[i].state
                 apply(st, order[i].opps[st.current].act(obs[i], masks[i]))
-            for agent, gs in groups.values():
-                j = k + len(gs)
-                acts = agent.act_batch(obs[k:j], masks[k:j], rngs=[g.rng for g in gs])
-                for g, a in zip(gs, acts.tolist()):
+            if groups:  # every snapshot's games at once: their card features in one pass
+                acts = act_snapshots([(agent, [g.rng for g in gs]) for agent, gs in groups.values()],
+                                     obs[k:len(order)], masks[k:len(order)])
+                for g, a in zip(order[k:], acts.tolist()):
                     apply(g.state, a)
-                k = j
             self.opponent_decisions += len(order)
             pending = [g for g in pending if not g.state.hand_over and g.state.current != g.seat]
         self.opponent_time += time.perf_counter() - t0
