@@ -105,7 +105,8 @@ class ActorNet(nn.Module):
 
     def core(self, obs: torch.Tensor) -> torch.Tensor:
         """The weight-free card features of float32 ``[B, obs_dim]`` observations
-        (``[B, obs_dim + EXTRA]``), or the observations themselves without card features."""
+        (``[B, obs_dim + EXTRA]``, ``+ JOKER_EXTRA`` with ``"cards+jokers"``:
+        ``CardMeldFeatures``), or the observations themselves without card features."""
         return self.features.core(obs) if self.spec["features"] != "none" else obs
 
     def head(self, core: torch.Tensor) -> torch.Tensor:
@@ -130,20 +131,15 @@ def act_snapshots(groups: list[tuple["SnapshotAgent", list[np.random.Generator]]
     if sum(len(r) for _, r in groups) != len(obs):
         raise ValueError(f"the groups answer {sum(len(r) for _, r in groups)} rows, the batch has {len(obs)}")
     keys = {a.net.core_key for a, _ in groups}
+    shared = len(keys) == 1 and None not in keys
     out = np.empty(len(obs), dtype=np.int64)
-    if len(groups) < 2 or len(keys) != 1 or None in keys:
-        k = 0
-        for agent, rngs in groups:
-            j = k + len(rngs)
-            out[k:j] = agent.act_batch(obs[k:j], masks[k:j], rngs=rngs)
-            k = j
-        return out
     with torch.no_grad():
-        core = groups[0][0].net.core(torch.as_tensor(obs, dtype=torch.float32))
+        core = groups[0][0].net.core(torch.as_tensor(obs, dtype=torch.float32)) if shared else None
         k = 0
         for agent, rngs in groups:
             j = k + len(rngs)
-            logits = mask_logits(agent.net.head(core[k:j]).numpy(), masks[k:j])
+            logits = (mask_logits(agent.net.head(core[k:j]).numpy(), masks[k:j]) if shared
+                      else masked_logits(agent.net, obs[k:j], masks[k:j]))
             out[k:j] = agent.sample(logits, rngs=rngs)
             k = j
     return out

@@ -121,7 +121,7 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
     - initialised as SB3 does (``ortho_init``: orthogonal weights with gain sqrt(2) for
       the extractor and the MLPs, 0.01 for the action head, 1 for the value head; zero biases).
 
-    ``model_config``: ``{"features": "cards" | "none", "trunk": int >= 0, "net_arch": [int, ...],
+    ``model_config``: ``{"features": "cards" | "cards+jokers" | "none", "trunk": int >= 0, "net_arch": [int, ...],
     "num_players": int, "kind": str}`` (the ``TrainConfig`` keys of the same names; defaults
     ``"cards"``, 256, ``[128]``; the table, ``Table.num_players`` and ``Table.kind``, is needed
     with card features or a trunk).

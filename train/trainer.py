@@ -345,7 +345,8 @@ class Trainer:
         cfg.validate()
         self.cfg = cfg
         self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
-        check_features(cfg.features, Table.of(self.rules))  # "cards+jokers" needs jokers: before any work
+        self.table = Table.of(self.rules)
+        check_features(cfg.features, self.table)  # "cards+jokers" needs jokers: before any work
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck = load_checkpoint(resume, cfg, self.rules) if resume else None
@@ -360,7 +361,7 @@ class Trainer:
             from .features import CardFeatures
 
             pk["features_extractor_class"] = CardFeatures
-            table = Table.of(self.rules)  # the table is told, never guessed from the observation's size
+            table = self.table  # the table is told, never guessed from the observation's size
             pk["features_extractor_kwargs"] = dict(cards=cfg.features != "none", trunk=cfg.trunk,
                                                    num_players=table.num_players, kind=table.kind)
             if cfg.features == "cards+jokers":  # only then, so the other tables' zips keep their kwargs
