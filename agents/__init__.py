@@ -266,8 +266,8 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
 
 def builtin_opponents(rules: Any) -> list[str]:
     """The built-in agents that play a table of ``rules`` (a ``Rules``), strongest first:
-    ``"heuristic"``, ``"greedy"``, ``"random"`` (every table) and ``"search"`` where it
-    fits (``table_misfit``; the search plays the one-deck tables without jokers). The
+    ``"heuristic"``, ``"greedy"``, ``"random"`` and ``"search"`` where it fits
+    (``table_misfit``; each of them plays every kind of table today). The
     alternatives the frontends name when an opponent does not fit a table."""
     from .search import SearchAgent
 

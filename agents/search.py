@@ -35,9 +35,18 @@ own, built from the observation, and the rollout policy plays on those samples.
 Seats in a sample are relative: seat 0 is the observer, seat ``k`` the seat ``k``
 places after it in turn order (``oppk`` in the observation layout).
 
+At a deck-variant table (RULES.md §10.1-10.3: jokers, two decks, runs around the
+corner) the same steps run on count masks: the seat's hand, the known cards and the
+unseen cards are multisets (the joker ``cards.JOKER`` among them), the table's melds
+carry their jokers (``variant_table_melds``), the base agent's deck-variant rules give
+the prior and play the ``joker as <card>`` steps, melds and lay-offs, and the rollouts
+play ``variant_turn`` for every seat (docs/search.md).
+
 Approximations (what the observation does not say): the order of the discard pile
-under the upcard (sorted by card number; it matters only for ``recycle="turn_over"``)
-and ``max_turns`` (the default 300; the turn count is read as ``turn_frac * 300``).
+under the upcard (sorted by card number, jokers at the bottom; it matters only for
+``recycle="turn_over"``), whether the mover melded this turn when it had melded before
+(``melded_this_turn``, which matters only for going rummy), and ``max_turns`` (the
+default 300; the turn count is read as ``turn_frac * 300``).
 """
 from __future__ import annotations
 
@@ -49,15 +58,18 @@ import numpy as np
 
 # every engine import in one place (PlayerView / STATE JSON may move between modules)
 from rummy_env import engine
-from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
-from rummy_env.cards import FULL_DECK, cards_of, mask_points
+from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, TABLE_KINDS
+from rummy_env.cards import (FULL_DECK, JOKER, LAYER, LAYER_MASK, cards_of, count_add, count_points, count_cards,
+                             count_remove_set, count_size, mask_points)
 from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
 from rummy_env.meld_analysis import best_partition, meld_plan, partial_mask
-from rummy_env.melds import MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, layoff_masks_after, melds_in
-from rummy_env.observation import PlayerView
+from rummy_env.melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, layoff_masks_after, meld_layoff_masks,
+                             melds_in)
+from rummy_env.observation import Encoder, PlayerView
 from rummy_env.rules import Rules, default_hand_size
+from rummy_env.table import Table
 
-from .scripted import HeuristicAgent
+from .scripted import GreedyAgent, HeuristicAgent
 
 DEFAULT_SAMPLES = 32
 DEFAULT_DEPTH = 0
@@ -83,9 +95,10 @@ class SampleError(ValueError):
 @lru_cache(maxsize=64)
 def _rules(key: tuple) -> Rules:
     (n, dealt, aces, ap, layoffs, must, mult, no_disc, penalty, turn_over, mr, on_req, lowest, target,
-     melds_scoring, dig) = key
+     melds_scoring, dig, jokers, decks) = key
     return Rules(
-        num_players=n, hand_size=None if dealt == default_hand_size(n) else dealt, aces=aces, ace_points=ap,
+        num_players=n, hand_size=None if dealt == default_hand_size(n, decks) else dealt, aces=aces, ace_points=ap,
+        jokers=jokers, decks=decks,
         layoffs=layoffs, must_discard_to_go_out=must, rummy_multiplier=mult, rummy_needs_no_discard=no_disc,
         scoring="melds" if melds_scoring else "penalty" if penalty else "winner_takes",
         draw="dig" if dig else "top", recycle="turn_over" if turn_over else "shuffle",
@@ -95,12 +108,13 @@ def _rules(key: tuple) -> Rules:
 
 
 def rules_of_view(v: PlayerView) -> Rules:
-    """The ``Rules`` the observation states (RULES.md §8; ``max_turns`` is not in the
-    observation and is taken as its default, 300)."""
+    """The ``Rules`` the observation states (RULES.md §8, §10.1-10.4: the deck variants
+    too; ``max_turns`` is not in the observation and is taken as its default, 300)."""
     t = int(round(v.target))
     return _rules((v.n, v.cards_dealt, v.aces, v.ace_points, v.layoffs, v.must_discard, v.rummy_multiplier,
                    v.rummy_needs_no_discard, v.penalty, v.turn_over, v.max_recycles, v.on_request,
-                   v.lowest_deadwood, t if t > 0 else None, v.melds_scoring, v.dig))
+                   v.lowest_deadwood, t if t > 0 else None, v.melds_scoring, v.dig,
+                   2 if v.max_jokers else 0, 2 if v.two_decks else 1))
 
 
 def _meld(mid: int) -> Meld:
@@ -142,6 +156,119 @@ def table_melds(table: int, layoff_masks: tuple[int, int, int], aces: str) -> tu
     return best[0]
 
 
+def _count_mask(once: int, twice: int = 0, jokers: int = 0) -> int:
+    """The count mask (``cards.count_add``) of the cards of ``once`` (52-bit: held at least
+    once), ``twice`` (held twice) and ``jokers`` jokers."""
+    h = once | (twice << LAYER)
+    for _ in range(jokers):
+        h = count_add(h, JOKER)
+    return h
+
+
+@lru_cache(maxsize=4096)
+def variant_table_melds(once: int, twice: int, joker_cards: int, jokers: int, aces: str, max_jokers: int,
+                        want: tuple) -> tuple[tuple[int, int], ...]:
+    """The melds of a deck-variant table (RULES.md §10.1-10.3) from what an observation
+    shows of it: ``(catalogue meld id, joker mask)`` pairs that hold exactly the natural
+    cards ``once`` (52-bit, on the table at least once) and ``twice`` (twice), and
+    ``jokers`` jokers standing for the cards of ``joker_cards`` (each of them at least
+    once; with two decks two jokers may stand for one card in two melds), at most
+    ``min(max_jokers, size // 2)`` jokers a meld (§10.2), whose lay-off masks
+    (``engine``'s natural and joker masks: ``want`` = ``((set, low, high), (set, low, high))``)
+    are the observed ones.
+
+    When several covers fit, the first found is returned; when none fits the lay-off
+    masks (a legal position always has one), the first cover found (the search is cut
+    after 20,000 steps, keeping the best cover so far).
+
+    Raises:
+        SampleError: no cover of the table by legal melds exists.
+    """
+    first: list[tuple[tuple[int, int], ...]] = []
+    found: list[tuple[tuple[int, int], ...]] = []
+    steps = [0, 0]  # steps taken, covers found
+    has_jokers = max_jokers > 0
+
+    def masks_of(chosen: tuple[tuple[int, int], ...]) -> tuple:
+        melds = []
+        for mid, jm in chosen:
+            m = _meld(mid)
+            m.jokers = jm
+            melds.append(m)
+        return engine._variant_layoff_masks(melds, aces, has_jokers)
+
+    dead: set[tuple[int, int, int]] = set()  # what is left there has no cover at all
+    (w_set, w_low, w_high), (j_set, j_low, j_high) = want
+
+    def fits(mid: int, jm: int) -> bool:
+        # each meld's lay-off masks are part of the table's (their union): a cheap cut
+        t = meld_layoff_masks(MELD_KIND[mid], MELD_KEY[mid], MELD_MASK[mid], MELD_LO[mid], MELD_HI[mid], aces)
+        if t[0] & ~w_set or t[1] & ~w_low or t[2] & ~w_high:
+            return False
+        if has_jokers and 2 * (jm.bit_count() + 1) <= MELD_MASK[mid].bit_count() + 1:  # room for a joker
+            return not (t[0] & ~j_set or t[1] & ~j_low or t[2] & ~j_high)
+        return True
+
+    def rec(nat: int, jfirst: int, extra: int, chosen: tuple[tuple[int, int], ...]) -> bool:
+        steps[0] += 1
+        nat0 = nat & LAYER_MASK
+        todo = nat0 | jfirst
+        if not todo:
+            if extra:
+                return False
+            steps[1] += 1
+            if masks_of(chosen) == want:
+                found.append(chosen)
+                return True
+            if not first:
+                first.append(chosen)
+            return False
+        if steps[0] > 20000:
+            return bool(first)
+        key = (nat, jfirst, extra)
+        if key in dead:
+            return False
+        covers = steps[1]
+        c = (todo & -todo).bit_length() - 1
+        jok = jfirst | (joker_cards if extra else 0)
+        # the longest melds first: a table is mostly whole melds, and a shorter one leaves cards behind
+        for mid in sorted(melds_in(nat0 | jok, aces), key=lambda i: -MELD_MASK[i].bit_count()):
+            mm = MELD_MASK[mid]
+            if not mm >> c & 1:
+                continue
+            size = mm.bit_count()
+            cap = min(max_jokers, size // 2)
+            forced = mm & ~nat0
+            if forced & ~jok or forced.bit_count() > cap:
+                continue
+            optional = mm & nat0 & jok
+            for k in range(0, cap - forced.bit_count() + 1):
+                for e in ([0] if k == 0 else engine._subsets(optional, k)):
+                    jm = forced | e  # c is covered: a natural card where not in jm (forced holds the rest)
+                    second = jm & ~jfirst
+                    if second.bit_count() > extra or not fits(mid, jm):
+                        continue
+                    if rec(count_remove_set(nat, mm & ~jm), jfirst & ~jm, extra - second.bit_count(),
+                           chosen + ((mid, jm),)):
+                        return True
+                    if steps[0] > 20000 and first:
+                        return True
+        if covers == steps[1]:
+            dead.add(key)
+        return False
+
+    extra = jokers - joker_cards.bit_count()
+    if extra < 0:
+        raise SampleError(f"the observation shows {joker_cards.bit_count()} cards jokers stand for on the table "
+                          f"but only {jokers} melded jokers")
+    rec(once | (twice << LAYER), joker_cards, extra, ())
+    if found:
+        return found[0]
+    if first:
+        return first[0]
+    raise SampleError("the table cards cannot be split into melds")
+
+
 # ----------------------------------------------------------------- determinization
 
 class Knowledge:
@@ -149,12 +276,18 @@ class Knowledge:
 
     Attributes:
         view: the ``PlayerView``. rules: ``Rules`` from the observation.
+        hand: the seat's hand (a count mask at a deck-variant table).
         discard: the discard pile bottom first (the cards under the upcard in card
-            order, then the upcard). melds: catalogue ids of the table's melds.
+            order, then the upcard). melds: catalogue ids of the table's melds (empty at
+            a deck-variant table, whose melds are ``variant_melds``: ``engine.Meld``
+            objects with their jokers).
         unseen: list of the card numbers nobody has shown (neither in the seat's hand,
-            on the table, in the discard pile nor known to be held by an opponent).
+            on the table, in the discard pile nor known to be held by an opponent); at a
+            deck-variant table with repeats (two copies, the jokers as ``cards.JOKER``).
         hidden: per seat (0 = the observer, with 0), how many of its cards are unseen.
-        hand_sizes: per seat, cards in hand.
+        hand_sizes: per seat, cards in hand. known: per seat, the cards known to be
+            held (count masks at a deck-variant table). discards_by: per seat, what it
+            discarded this hand (bit 52: a joker).
 
     Raises:
         SampleError: the card counts of the observation do not add up (the unseen cards
@@ -162,12 +295,19 @@ class Knowledge:
     """
 
     __slots__ = ("view", "rules", "discard", "melds", "unseen", "hidden", "hand_sizes", "known", "turn",
-                 "melded_this_turn")
+                 "melded_this_turn", "hand", "discards_by", "variant_melds")
 
     def __init__(self, v: PlayerView) -> None:
         self.view = v
         self.rules = rules_of_view(v)
         n = v.n
+        self.turn = int(round(v.turn_frac * self.rules.max_turns))
+        self.variant_melds: list[Meld] = []
+        if v.variant is not None:
+            self._init_variant(v)
+            return
+        self.hand = v.hand
+        self.discards_by = [0] + list(v.opp_discards)
         up = (1 << v.upcard) if v.upcard >= 0 else 0
         # the pile's order is in the observation at a 500 Rum table only (RULES.md §10.4)
         self.discard = list(v.pile) if v.pile is not None else (
@@ -185,11 +325,70 @@ class Knowledge:
             raise SampleError(
                 f"the observation's card counts disagree: {len(self.unseen)} unseen cards, but the opponents "
                 f"hide {self.hidden[1:]} and the stock holds {v.stock_size}")
-        self.turn = int(round(v.turn_frac * self.rules.max_turns))
-        dealt = v.cards_dealt
-        # a seat that melded nothing before this turn holds dealt + 1 after its draw,
-        # fewer if it melded or laid off this turn (RULES.md §3)
-        self.melded_this_turn = (v.phase == PLAY and not v.has_melded and self.hand_sizes[0] != dealt + 1)
+        self._set_melded_this_turn(v)
+
+    def _set_melded_this_turn(self, v: PlayerView) -> None:
+        # a seat that melded nothing before this turn melded this turn when it has meld
+        # points (500 Rum, §10.4), or, where a draw takes one card, when it holds fewer than
+        # dealt + 1; the card it took from the discard pile has left its hand only if it
+        # melded it this turn (RULES.md §3)
+        d = v.drawn
+        gone = d >= 0 and (v.hand_jokers == 0 if d == JOKER else not v.hand >> d & 1)
+        if v.melds_scoring:
+            now = v.meld_points > 0.5
+        else:
+            now = not v.dig and self.hand_sizes[0] != v.cards_dealt + 1
+        self.melded_this_turn = v.phase == PLAY and ((not v.has_melded and now) or gone)
+
+    def _init_variant(self, v: PlayerView) -> None:
+        """What the seat knows at a deck-variant table (RULES.md §10.1-10.3): the hands and
+        known cards as count masks, the unseen cards as a list with repeats (a card twice
+        with two decks, the joker ``cards.JOKER`` as often as it is unseen), the table's melds
+        with their jokers (``variant_table_melds``)."""
+        n = v.n
+        table = Table.of(self.rules)
+        self.hand = _count_mask(v.hand, v.hand_twice, v.hand_jokers)
+        self.known = [0] + [_count_mask(v.opp_known[q], v.opp_known_twice[q], v.opp_known_jokers[q])
+                            for q in range(n - 1)]
+        self.discards_by = [0] + [v.opp_discards[q] | (int(v.opp_discarded_joker[q]) << JOKER) for q in range(n - 1)]
+        if v.pile is not None:  # a 500 Rum table shows the pile's order
+            self.discard = list(v.pile)
+        else:  # the order under the upcard is not observed: jokers at the bottom, then by card number
+            self.discard = ([JOKER] * v.discard_jokers + sorted(cards_of(v.discard_below) + cards_of(v.discard_below_twice))
+                            + ([v.upcard] if v.upcard >= 0 else []))
+        self.hand_sizes = [count_size(self.hand)] + list(v.opp_hand_size)
+        natural_table = v.table.bit_count() + v.table_twice.bit_count()
+        table_jokers = table.num_cards - sum(self.hand_sizes) - v.stock_size - len(self.discard) - natural_table
+        if table_jokers < 0:
+            raise SampleError(f"the observation's card counts disagree: the hands, the stock, the discard pile and "
+                              f"the table hold {table.num_cards - table_jokers} cards, the deck {table.num_cards}")
+        want = (v.layoff_masks, (v.joker_layoff_set, v.joker_layoff_low, v.joker_layoff_high))
+        ids = variant_table_melds(v.table, v.table_twice, v.table_jokers, table_jokers, v.aces, v.max_jokers,
+                                  want) if v.table or v.table_jokers else ()
+        self.melds = ()
+        for mid, jm in ids:
+            m = _meld(mid)
+            m.jokers = jm
+            self.variant_melds.append(m)
+        left = [0] * (JOKER + 1)
+        for c in table.deck():
+            left[c] += 1
+        seen = list(self.discard)
+        for h in [self.hand, *self.known[1:]]:
+            seen += count_cards(h)
+        seen += cards_of(v.table) + cards_of(v.table_twice) + [JOKER] * table_jokers
+        for c in seen:
+            left[c] -= 1
+        if min(left) < 0:
+            bad = [c for c in range(JOKER + 1) if left[c] < 0]
+            raise SampleError(f"the observation shows more copies of card(s) {bad} than the deck holds")
+        self.unseen = [c for c in range(JOKER + 1) for _ in range(left[c])]
+        self.hidden = [0] + [v.opp_hand_size[q] - count_size(self.known[q + 1]) for q in range(n - 1)]
+        if min(self.hidden) < 0 or sum(self.hidden) + v.stock_size != len(self.unseen):
+            raise SampleError(
+                f"the observation's card counts disagree: {len(self.unseen)} unseen cards, but the opponents "
+                f"hide {self.hidden[1:]} and the stock holds {v.stock_size}")
+        self._set_melded_this_turn(v)
 
 
 def determinize(k: Knowledge, rng: random.Random, infer: int = 1) -> GameState:
@@ -218,31 +417,39 @@ def determinize(k: Knowledge, rng: random.Random, infer: int = 1) -> GameState:
     best_key = None
     hands: list[int] = []
     stock: list[int] = []
+    variant = v.variant is not None
     for _ in range(max(1, infer)):
         rng.shuffle(cards)
-        hs = [v.hand] + [0] * (n - 1)
+        hs = [k.hand] + [0] * (n - 1)
         i = 0
         key = 0
         for q in range(1, n):
             h = k.known[q]
-            for c in cards[i:i + k.hidden[q]]:
-                h |= 1 << c
+            if variant:  # count masks: a card may come twice, the joker more often
+                for c in cards[i:i + k.hidden[q]]:
+                    h = count_add(h, c)
+            else:
+                for c in cards[i:i + k.hidden[q]]:
+                    h |= 1 << c
             i += k.hidden[q]
             hs[q] = h
             if infer > 1 and v.opp_discards[q - 1]:
-                loose = h & ~partial_mask(h, aces)
+                nat = h & FULL_DECK
+                loose = nat & ~partial_mask(nat, aces)
                 key += sum(pts[c] for c in cards_of(loose))
         if best_key is None or key < best_key:
             best_key, hands, stock = key, hs, cards[i:]
-    # the search plays the tables without deck variants (make_search_agent refuses them)
     return GameState(
         rules, rng=random.Random(rng.getrandbits(64)), hands=hands, stock=list(stock), discard=list(k.discard),
-        melds=[_meld(m) for m in k.melds], layoff_masks=v.layoff_masks, current=0, phase=v.phase,
+        melds=[m.copy() for m in k.variant_melds] if variant else [_meld(m) for m in k.melds],
+        layoff_masks=v.layoff_masks, current=0, phase=v.phase,
         drawn_from_discard=v.drawn, has_melded=[v.has_melded] + list(v.opp_has_melded),
         melded_this_turn=k.melded_this_turn, recycles=v.recycles, turn=k.turn,
         scores=[int(round(v.score))] + [int(round(x)) for x in v.opp_score],
         dealer=(-1 - k.turn) % n,  # the dealer that has seat 0 move at this turn (RULES.md §2-§3)
-        known=list(k.known), discards_by=[0] + list(v.opp_discards),
+        known=list(k.known), discards_by=list(k.discards_by),
+        joker_masks=(v.joker_layoff_set, v.joker_layoff_low, v.joker_layoff_high) if variant else (0, 0, 0),
+        named=v.jokers_named if variant else 0,
         meld_points=[int(round(v.meld_points))] + [int(round(x)) for x in v.opp_meld_points], bound=v.bound)
 
 
@@ -345,7 +552,7 @@ class _SeatView:
                  "must_discard", "rummy_multiplier", "rummy_needs_no_discard", "legal", "discardable",
                  "meld_actions", "layoff_actions", "melds_scoring", "dig_actions", "bound", "pile")
 
-    two_decks = False  # the search plays one-deck tables only (SearchAgent.table_kinds)
+    two_decks = False  # the tables without deck variants (a deck-variant table plays variant_turn)
 
     def __init__(self, s: GameState) -> None:
         r = s.rules
@@ -406,11 +613,94 @@ def heuristic_turn(s: GameState, check: bool = False) -> None:
     engine.apply(s, a) if a >= MELD_BASE else _fast_apply(s, a)
 
 
+_VARIANT_ROLLOUT = {"greedy": GreedyAgent(0), "heuristic": HeuristicAgent(0)}
+
+
+@lru_cache(maxsize=64)
+def _encoder(table: Table) -> Encoder:
+    return Encoder.of(table)
+
+
+class _VariantSeatView:
+    """The attributes of ``PlayerView`` that ``GreedyAgent``'s deck-variant rules
+    (``_Scripted._act_variant``, ``GreedyAgent._take_upcard``) read, filled from a sampled
+    position for its seat to move: its own hand, the public table and the seats' hand
+    sizes (what its observation says, without encoding and decoding one)."""
+
+    def __init__(self, s: GameState, legal: list[int]) -> None:
+        r = s.rules
+        p = s.current
+        h = s.hands[p]
+        lay = s.variant
+        self.variant = lay
+        self.hand = h & FULL_DECK
+        self.hand_twice = (h >> LAYER) & FULL_DECK
+        jokers = 0
+        while h >> (JOKER + LAYER * jokers) & 1:
+            jokers += 1
+        self.hand_jokers = jokers
+        self.upcard = s.discard[-1] if s.discard else -1
+        self.drawn = s.drawn_from_discard
+        self.aces, self.ace_points, self.layoffs = r.aces, r.ace_points, r.layoffs
+        self.layoff_set, self.layoff_low, self.layoff_high = s.layoff_masks
+        self.layoff_masks = s.layoff_masks
+        self.layoff_any = self.layoff_set | self.layoff_low | self.layoff_high
+        self.joker_layoff_set, self.joker_layoff_low, self.joker_layoff_high = s.joker_masks
+        self.jokers_named = s.named
+        self.stock_size = len(s.stock)
+        self.opp_hand_size = [count_size(x) for q, x in enumerate(s.hands) if q != p]
+        self.legal = legal
+        PlayerView._classify_variant(self, legal, lay)  # type: ignore[arg-type]  # the same lists as a view's
+
+
+def variant_turn(s: GameState, policy: str = "greedy") -> None:
+    """One decision of the seat to move at a deck-variant table (RULES.md §10.1-10.3), by
+    the deck-variant rules of the scripted agent ``policy`` (``GreedyAgent`` or
+    ``HeuristicAgent``: ``_Scripted._act_variant``), a ``joker as <card>`` step being one
+    decision. It reads only that seat's information: ``greedy`` a ``_VariantSeatView`` of
+    the sampled position, ``heuristic`` (which reads more of it) the seat's own encoded
+    observation (``Encoder.encode``)."""
+    legal = engine.legal_actions(s)
+    if len(legal) == 1:
+        engine.apply(s, legal[0])
+        return
+    if policy == "greedy":
+        v: Any = _VariantSeatView(s, legal)
+    else:
+        t = s.table
+        mask = np.zeros(t.num_actions, dtype=np.int8)
+        mask[legal] = 1
+        v = PlayerView(_encoder(t).encode(s, s.current), mask)
+    engine.apply(s, _VARIANT_ROLLOUT[policy]._act_variant(v))
+
+
+def _variant_leaf_value(s: GameState, seat: int) -> float:
+    """``leaf_value`` at a deck-variant table: a hand's deadwood is its points (a joker
+    15, RULES.md §10.2) minus those of the distinct natural cards its meld plan melds or
+    lays off (second copies and jokers count as deadwood: an estimate)."""
+    rules = s.rules
+    aces, ap = rules.aces, rules.ace_points
+    lay = s.layoff_masks if rules.layoffs else None
+    used = []
+    for h in s.hands:
+        _, melded, placed = meld_plan(h & FULL_DECK, aces, ap, lay)
+        used.append(mask_points(melded | placed, ap))
+    if s.table.melds_scoring:
+        own = [s.meld_points[q] + 2 * used[q] - count_points(h, ap) for q, h in enumerate(s.hands)]
+    else:
+        own = [used[q] - count_points(h, ap) for q, h in enumerate(s.hands)]  # minus the deadwood
+    n = len(own)
+    return sum(own[seat] - own[q] for q in range(n) if q != seat) / (n - 1)
+
+
 def leaf_value(s: GameState, seat: int) -> float:
     """A truncated rollout's value for ``seat``: the mean over the other seats of
     (their deadwood - the seat's), deadwood after the best meld partition (RULES.md §1, §5);
     under ``scoring="melds"`` (§10.4) of (the seat's points so far - theirs), a hand's
-    points being what it melded plus what its best partition would meld minus the rest."""
+    points being what it melded plus what its best partition would meld minus the rest
+    (at a deck-variant table, ``_variant_leaf_value``)."""
+    if s.variant is not None:
+        return _variant_leaf_value(s, seat)
     rules = s.rules
     aces, ap = rules.aces, rules.ace_points
     if s.table.melds_scoring:  # 500 Rum (§10.4): melded so far + meldable - the rest of the hand
@@ -429,9 +719,16 @@ def rollout(s: GameState, seat: int = 0, depth: int = 0, check: bool = False, po
     """Play ``s`` on with the rollout policy (every seat) and return ``seat``'s payoff.
 
     ``depth`` > 0 stops after that many more completed turns and returns
-    ``leaf_value``; 0 plays to the end of the hand (RULES.md §5-§6).
-    ``s`` is changed in place."""
+    ``leaf_value``; 0 plays to the end of the hand (RULES.md §5-§6). At a deck-variant
+    table every seat plays ``variant_turn`` (``check`` is moot: each action goes through
+    the engine's checked ``apply``). ``s`` is changed in place."""
     stop = s.turn + depth if depth else None
+    if s.variant is not None:
+        while not s.hand_over:
+            if stop is not None and s.turn >= stop and s.phase == DRAW:
+                return leaf_value(s, seat)
+            variant_turn(s, policy)
+        return float(s.payoffs[seat])
     turn = heuristic_turn if policy == "heuristic" else rollout_turn
     while not s.hand_over:
         if stop is not None and s.turn >= stop and s.phase == DRAW:
@@ -471,8 +768,8 @@ class SearchAgent:
         ValueError: a budget option out of range (the message names it and the allowed values).
     """
 
-    table_kinds = ("standard", "rum500")
-    """The kinds of table it plays (``actions.table_kind``; ``agents.table_misfit`` reads it)."""
+    table_kinds = TABLE_KINDS
+    """The kinds of table it plays (``actions.table_kind``; ``agents.table_misfit`` reads it): every one."""
 
     name = "search"
 
@@ -517,17 +814,15 @@ class SearchAgent:
         """The chosen legal action id.
 
         Args:
-            observation: float32 ``(obs_size(n, kind),)``; action_mask: int8 ``(N,)`` (579, or 631 at
-                a 500 Rum table: the two kinds without deck variants, the only ones it plays), 1 = legal.
+            observation: float32 ``(obs_size(n, kind),)``; action_mask: int8 ``(N,)``
+                (``Table.num_actions``: 579 at a standard table, 631 at 500 Rum, the
+                kind's count at a deck-variant table), 1 = legal.
 
         Raises:
-            ValueError: bad shapes, no action is legal (the seat is not to move), or a
-                deck-variant table (RULES.md §10.1-10.3), which the search does not play.
+            ValueError: bad shapes, or no action is legal (the seat is not to move).
+            SampleError: an observation whose card counts no legal position gives.
         """
         v = PlayerView(observation, action_mask)
-        if v.variant is not None:
-            raise ValueError(f"the search agent plays the tables without deck variants (standard and 500 Rum); "
-                             f"this is a {v.kind} table: use heuristic or greedy there")
         legal = v.legal
         self.last_values = {}
         if not legal:
@@ -536,6 +831,8 @@ class SearchAgent:
             return legal[0]
         if self._guide is not None:
             return self._guided(v, observation, action_mask)
+        if v.variant is not None:
+            return self._act_variant(v)
         if v.phase == DRAW and v.dig_actions:  # 500 Rum: a dig the heuristic wants is played (§10.4)
             dig = self._heur._dig(v)
             if dig is not None:
@@ -555,6 +852,30 @@ class SearchAgent:
             if len(cands) == 1:
                 return cands[0]
         return self.search(v, cands, prior)
+
+    def _base_move(self, v: PlayerView) -> int:
+        """The base agent's action in the play phase (its deck-variant rules at such a table)."""
+        return self._heur._act_variant(v) if v.variant is not None else self._heur._play(v)
+
+    def _act_variant(self, v: PlayerView) -> int:
+        """A decision at a deck-variant table (RULES.md §10.1-10.3): the base agent's
+        deck-variant move is the prior; the draw (stock or a natural upcard) and a natural
+        discard are searched, everything else (a joker upcard, the ``joker as <card>`` steps,
+        melds, lay-offs, a joker's discard, a dug card to play) is the base agent's."""
+        prior = self._heur._act_variant(v)
+        if v.bound >= 0 or v.jokers_named:
+            return prior
+        if v.phase == DRAW:
+            if prior not in (DRAW_STOCK, DRAW_DISCARD) or not (v.can_draw_stock and v.can_draw_discard) \
+                    or v.upcard == JOKER:
+                return prior
+            return self.search(v, [DRAW_STOCK, DRAW_DISCARD], prior)
+        if not DISCARD_BASE <= prior < MELD_BASE:
+            return prior
+        cands = self.discard_candidates(v)
+        if prior not in cands:
+            cands.append(prior)
+        return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
 
     def _guided(self, v: PlayerView, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """A decision of the policy-guided search: the guide's most probable legal action is
@@ -581,17 +902,22 @@ class SearchAgent:
         if v.bound >= 0 or not DISCARD_BASE <= prior < MELD_BASE:
             return prior
         cands = [a for a in order if DISCARD_BASE <= a < MELD_BASE][: self.top]
-        base = self._heur._play(v)
+        base = self._base_move(v)
         if DISCARD_BASE <= base < MELD_BASE and base not in cands:
             cands.append(base)
         return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
 
     def discard_candidates(self, v: PlayerView) -> list[int]:
         """Discard ids worth searching: the discardable cards that the best meld partition
-        and the lay-offs leave as deadwood (all discardable cards when none is)."""
+        and the lay-offs leave as deadwood (all discardable cards when none is). At a
+        deck-variant table natural cards only (a joker's discard is the base agent's call),
+        a second copy of a melded card counting as deadwood."""
         _, melded, placed = meld_plan(v.hand, v.aces, v.ace_points, v.layoff_masks if v.layoffs else None)
         dead = v.hand & ~(melded | placed)
-        cand = v.discardable & dead or v.discardable
+        natural = v.discardable & FULL_DECK
+        if v.variant is not None:
+            dead |= v.hand_twice
+        cand = natural & dead or natural
         return [DISCARD_BASE + c for c in cards_of(cand)]
 
     def search(self, v: PlayerView, cands: list[int], prior: int | None = None) -> int:

@@ -890,17 +890,15 @@ def test_web_table_plays_the_deck_variants():
         assert v["agent"] == "heuristic" and len(v["hand"]) == 10 and v["to_move"] in ("you", "computer")
 
 
-def test_search_refuses_a_deck_variant_table_up_front_and_at_act():
+def test_search_fits_every_kind_of_table():
+    from rummy_env.actions import TABLE_KINDS
     from rummy_env.agents import make_agent, table_misfit
 
     agent = make_agent("search", seed=0)
-    assert "jokers table" in table_misfit(agent, Rules.preset("jokers"))
-    assert table_misfit(agent, Rules.preset("classic")) is None
-    env = rummy_v0.raw_env(rules="two_decks")
-    env.reset(seed=1)
-    ob = env.observe(env.agent_selection)
-    with pytest.raises(ValueError, match="two_decks table"):
-        agent.act(ob["observation"], ob["action_mask"])
+    for rules in (Rules.preset("jokers"), Rules.preset("two_decks"), Rules.preset("classic"),
+                  Rules.preset("classic", aces="around"), Rules.preset("rum500", jokers=2)):
+        assert table_misfit(agent, rules) is None
+    assert set(agent.table_kinds) == set(TABLE_KINDS)
 
 
 # ---------------------------------------------------------------- the variant pieces of an observation, by hand

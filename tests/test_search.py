@@ -12,7 +12,7 @@ import pytest
 from rummy_env import engine, rummy_v0, state_json
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, NUM_ACTIONS
 from rummy_env.agents import make_agent
-from rummy_env.agents.search import Knowledge, SearchAgent, determinize, parse_options, rollout
+from rummy_env.agents.search import Knowledge, SampleError, SearchAgent, determinize, parse_options, rollout
 from rummy_env.observation import PlayerView
 from rummy_env.cards import FULL_DECK, parse_card
 from rummy_env.observation import Encoder
@@ -98,17 +98,24 @@ def _play_to(env, seed: int, steps: int) -> None:
         env.step(rng.choice(legal))
 
 
-def _swap_hidden(state: dict) -> dict:
-    """The same position for seat ``current``: one unknown card of the other seat
-    swapped with a stock card, and the stock order reversed."""
+def _swap_hidden(state: dict) -> dict | None:
+    """The same position for seat ``current``: one unknown card of the next seat that
+    has one swapped with a stock card that is another card (two decks hold a card twice), and
+    the stock order reversed; ``None`` when every opponent card is known."""
     s = {k: (list(v) if isinstance(v, list) else v) for k, v in state.items()}
     cur = s["current_player"]
-    opp = 1 - cur
-    known = set(s.get("known_cards", [[], []])[opp])
+    n = len(s["hands"])
+    known_all = s.get("known_cards") or [[]] * n
+    # the first seat after the mover holding a card nobody saw it take
+    found = next(((q, j) for q in ((cur + d) % n for d in range(1, n))
+                  for j, c in enumerate(s["hands"][q]) if c not in set(known_all[q])), None)
+    if found is None:  # every opponent card is known: nothing is hidden but the stock
+        return None
+    opp, i = found
     hand = list(s["hands"][opp])
-    i = next(j for j, c in enumerate(hand) if c not in known)
     stock = list(s["stock"])
-    hand[i], stock[0] = stock[0], hand[i]
+    j = next(j for j, c in enumerate(stock) if c != hand[i])
+    hand[i], stock[j] = stock[j], hand[i]
     hands = [list(h) for h in s["hands"]]
     hands[opp] = hand
     s["hands"] = hands
@@ -120,21 +127,30 @@ def test_choice_blind_to_hidden_cards_and_stock_order():
     check_blind(lambda: SearchAgent(seed=7, samples=6, margin=0))
 
 
-def check_blind(make) -> None:
+@pytest.mark.parametrize("rules", ["jokers", "two_decks"])
+def test_choice_blind_to_hidden_cards_and_stock_order_at_deck_variant_tables(rules):
+    # jokers and second copies in the hidden hands and the stock (RULES.md §10.2-10.3)
+    check_blind(lambda: SearchAgent(seed=7, samples=4, margin=0), rules=rules, start=5, stop=60)
+
+
+def check_blind(make, rules="classic", start=4, stop=40) -> None:
     """A searching agent (``make()``, a fresh seeded one per call) chooses the same action
     with the same values when an opponent's unknown card is swapped with a stock card and
     the stock reversed (same observation and mask): it reads neither; at least 4 of the
     positions are searched decisions."""
     searched = 0
-    for steps in range(4, 40, 3):
-        env = rummy_v0.raw_env(rules="classic")
+    for steps in range(start, stop, 3):
+        env = rummy_v0.raw_env(rules=rules)
         _play_to(env, 11, steps)
         if env.state.hand_over:
             break
         state = env.state_dict()
         agent = env.agent_selection
         before = env.observe(agent)
-        env.reset(seed=0, options={"state": _swap_hidden(state)})
+        swapped = _swap_hidden(state)
+        if swapped is None:
+            continue
+        env.reset(seed=0, options={"state": swapped})
         assert env.state_dict()["hands"] != state["hands"] and env.state_dict()["stock"] != state["stock"]
         after = env.observe(agent)
         np.testing.assert_array_equal(before["observation"], after["observation"])
@@ -268,3 +284,137 @@ def test_base_option_picks_the_kept_agent():
     assert make_agent("search").base == "holding" and make_agent("search:base=heuristic")._heur.HOLD_MELDS == 0
     with pytest.raises(ValueError, match="base must be one of heuristic, holding"):
         make_agent("search:base=teacher")
+
+
+# ----------------------------------------------------------------- the deck-variant tables (RULES.md §10.1-10.3)
+
+VARIANT_TABLES = {
+    "jokers": Rules.preset("jokers"),
+    "two_decks5": Rules.preset("two_decks"),
+    "around_jokers_two_decks3": Rules.preset("turnover", jokers=2, decks=2, aces="around", num_players=3),
+    "rum500_jokers": Rules.preset("rum500", jokers=2),
+}
+
+
+def _variant_positions(rules: Rules, count: int, seed: int) -> list[engine.GameState]:
+    """Positions of a deck-variant table reached by play half random, half heuristic (melds
+    with jokers and second copies reach the table), copies, every phase and seat."""
+    from rummy_env.table import Table
+
+    rng = random.Random(seed)
+    table = Table.of(rules)
+    enc = Encoder.of(table)
+    heur = make_agent("heuristic", seed=0)
+    out: list[engine.GameState] = []
+    g = 0
+    while len(out) < count:
+        st = engine.new_game(rules, seed=seed * 1000 + g)
+        g += 1
+        while not st.hand_over and len(out) < count:
+            legal = engine.legal_actions(st)
+            if len(legal) > 1 and rng.random() < 0.2:
+                out.append(st.copy())
+            if rng.random() < 0.5:
+                a = rng.choice(legal)
+            else:
+                m = np.zeros(table.num_actions, dtype=np.int8)
+                m[legal] = 1
+                a = heur.act(enc.encode(st, st.current), m)
+            engine.apply(st, a)
+    return out
+
+
+@pytest.mark.parametrize("name", list(VARIANT_TABLES))
+def test_variant_samples_give_the_observation_they_were_drawn_from(name):
+    from rummy_env.cards import JOKER, count_cards
+    from rummy_env.table import Table
+
+    rules = VARIANT_TABLES[name]
+    table = Table.of(rules)
+    enc = Encoder.of(table)
+    melded_jokers = 0
+    for st in _variant_positions(rules, 40, seed=5):
+        obs = enc.encode(st, st.current)
+        m = np.zeros(table.num_actions, dtype=np.int8)
+        m[engine.legal_actions(st)] = 1
+        k = Knowledge(PlayerView(obs, m))
+        for i in range(3):
+            s = determinize(k, random.Random(i), 1 + i)
+            # what seat 0 of the sample sees is exactly what the mover saw, and it may do the same
+            np.testing.assert_array_equal(enc.encode(s, 0), obs)
+            assert engine.legal_actions(s) == engine.legal_actions(st)
+            assert s.hands[0] == st.hands[st.current] and len(s.stock) == len(st.stock)
+            cards = [c for h in s.hands for c in count_cards(h)] + list(s.stock) + list(s.discard)
+            for meld in s.melds:
+                cards += cards_of_mask(meld.mask & ~meld.jokers) + [JOKER] * meld.jokers.bit_count()
+            assert sorted(cards) == sorted(table.deck())  # every card of the deck once per copy
+            melded_jokers += sum(meld.jokers.bit_count() for meld in s.melds)
+            state_json.from_json(state_json.to_json(s))  # a legal position
+    if rules.jokers:
+        assert melded_jokers > 0  # the positions reached melds with jokers
+
+
+def cards_of_mask(mask: int) -> list[int]:
+    from rummy_env.cards import cards_of
+
+    return cards_of(mask)
+
+
+def _cards(text: str) -> int:
+    m = 0
+    for t in text.split():
+        m |= 1 << parse_card(t)
+    return m
+
+
+def test_variant_table_melds_by_hand():
+    from rummy_env.agents.search import variant_table_melds
+    from rummy_env.melds import meld_of_cards
+
+    # a joker table: 4H JK=5H 6H and 7C 7D 7S. The run takes 3H low and 7H high, the set
+    # takes 7H; each has room for one more joker (at most half jokers), so a joker may
+    # be laid off as the same cards (RULES.md §10.2)
+    nat = (_cards("7H"), _cards("3H"), _cards("7H"))
+    got = variant_table_melds(_cards("4H 6H 7C 7D 7S"), 0, _cards("5H"), 1, "low", 2, (nat, nat))
+    assert sorted(got) == sorted([(meld_of_cards(_cards("4H 5H 6H"), "low"), _cards("5H")),
+                                  (meld_of_cards(_cards("7C 7D 7S"), "low"), 0)])
+    # two decks: 4H..9H once is one run of six or two runs of three; the lay-off masks
+    # tell them apart (two runs: 3H and 6H at the low ends, 7H and TH at the high ends)
+    two = ((0, _cards("3H 6H"), _cards("7H TH")), (0, 0, 0))
+    got = variant_table_melds(_cards("4H 5H 6H 7H 8H 9H"), 0, 0, 0, "low", 0, two)
+    assert sorted(got) == sorted([(meld_of_cards(_cards("4H 5H 6H"), "low"), 0),
+                                  (meld_of_cards(_cards("7H 8H 9H"), "low"), 0)])
+    one = ((0, _cards("3H"), _cards("TH")), (0, 0, 0))
+    assert variant_table_melds(_cards("4H 5H 6H 7H 8H 9H"), 0, 0, 0, "low", 0, one) == (
+        (meld_of_cards(_cards("4H 5H 6H 7H 8H 9H"), "low"), 0),)
+    # two equal runs lie on the table: 4H 5H 6H twice
+    run = meld_of_cards(_cards("4H 5H 6H"), "low")
+    masks = ((0, _cards("3H"), _cards("7H")), (0, 0, 0))
+    assert variant_table_melds(_cards("4H 5H 6H"), _cards("4H 5H 6H"), 0, 0, "low", 0, masks) == ((run, 0), (run, 0))
+    with pytest.raises(SampleError, match="cannot be split into melds"):
+        variant_table_melds(_cards("4H 6H 9S"), 0, 0, 0, "low", 0, masks)
+
+
+@pytest.mark.parametrize("rules", ["jokers", "two_decks"])
+def test_plays_legal_deck_variant_hands_and_is_deterministic(rules):
+    def play(seed: int) -> tuple[list[int], int]:
+        env = rummy_v0.raw_env(rules=rules)  # raw_env raises on any illegal action
+        env.reset(seed=seed)
+        names = env.possible_agents
+        agents = {nm: make_agent("search:4" if i == 0 else "heuristic", seed=i) for i, nm in enumerate(names)}
+        acts, searched = [], 0
+        for _ in range(3000):
+            name = env.agent_selection
+            if env.terminations[name] or env.truncations[name]:
+                break
+            ob = env.observe(name)
+            a = agents[name].act(ob["observation"], ob["action_mask"])
+            assert ob["action_mask"][a] == 1
+            searched += bool(name == names[0] and agents[name].last_values)
+            acts.append(a)
+            env.step(a)
+        assert all(env.terminations.values()) or all(env.truncations.values())
+        return acts, searched
+
+    first = play(1)
+    assert first == play(1) and first[1] >= 3

@@ -325,10 +325,8 @@ def test_eval_plays_a_seven_player_two_decks_table(capsys):
 
 
 
-def test_play_refusing_search_at_a_variant_table_does_not_suggest_search():
+def test_play_takes_search_at_a_variant_table():
     from rummy_env.frontends.play import make_opponent
-    with pytest.raises(ValueError) as e:
-        make_opponent("search", 0, Console(file=io.StringIO()), rules=Rules.preset("jokers"))
-    msg = str(e.value)
-    assert "cannot play this table" in msg
-    assert "search" not in msg.split("; use ", 1)[1], msg
+    from rummy_env.agents.search import SearchAgent
+    agent, name = make_opponent("search", 0, Console(file=io.StringIO()), rules=Rules.preset("jokers"))
+    assert isinstance(agent, SearchAgent) and name == "search"
