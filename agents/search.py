@@ -59,7 +59,7 @@ import numpy as np
 # every engine import in one place (PlayerView / STATE JSON may move between modules)
 from rummy_env import engine
 from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE, TABLE_KINDS
-from rummy_env.cards import (FULL_DECK, JOKER, LAYER, LAYER_MASK, cards_of, count_add, count_points, count_cards,
+from rummy_env.cards import (FULL_DECK, JOKER, LAYER, LAYER_MASK, TEXT_OF, cards_of, count_add, count_points, count_cards,
                              count_remove_set, count_size, mask_points)
 from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
 from rummy_env.meld_analysis import best_partition, meld_plan, partial_mask
@@ -178,8 +178,8 @@ def variant_table_melds(once: int, twice: int, joker_cards: int, jokers: int, ac
     are the observed ones.
 
     When several covers fit, the first found is returned; when none fits the lay-off
-    masks (a legal position always has one), the first cover found (the search is cut
-    after 20,000 steps, keeping the best cover so far).
+    masks (a legal position always has one; the search is cut after 20,000 steps), the
+    first cover found.
 
     Raises:
         SampleError: no cover of the table by legal melds exists.
@@ -380,8 +380,8 @@ class Knowledge:
         for c in seen:
             left[c] -= 1
         if min(left) < 0:
-            bad = [c for c in range(JOKER + 1) if left[c] < 0]
-            raise SampleError(f"the observation shows more copies of card(s) {bad} than the deck holds")
+            bad = " ".join(TEXT_OF[c] for c in range(JOKER + 1) if left[c] < 0)
+            raise SampleError(f"the observation shows more copies of {bad} than the deck holds")
         self.unseen = [c for c in range(JOKER + 1) for _ in range(left[c])]
         self.hidden = [0] + [v.opp_hand_size[q] - count_size(self.known[q + 1]) for q in range(n - 1)]
         if min(self.hidden) < 0 or sum(self.hidden) + v.stock_size != len(self.unseen):
