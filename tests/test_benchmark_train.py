@@ -18,7 +18,9 @@ NEEDS = {"rllib-ppo": ("ray.rllib", "the rllib extra: pip install -e '.[rllib]'"
          "dqn": ("tianshou", "the benchmark extra: pip install -e '.[benchmark]'")}
 
 
-@pytest.mark.parametrize("algo", [a for a in ALGOS if a != "rllib-ppo"])  # rllib-ppo: tests/test_rllib.py
+# rllib-ppo: tests/test_rllib.py; plain ppo under -m slow (ppo-warmstart runs the same run_ppo, after a warm start)
+@pytest.mark.parametrize("algo", [pytest.param(a, marks=pytest.mark.slow) if a == "ppo" else a
+                                  for a in ALGOS if a != "rllib-ppo"])
 def test_benchmark_train_smoke(tmp_path, capsys, algo):
     check_smoke_run(tmp_path, algo)
 
