@@ -120,7 +120,10 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
     assert report["results"]["random"]["games"] == 6
     for f in ("config.toml", "rummy_config.json", "report.json", "report.md", "progress.jsonl"):
         assert (run / f).is_file(), f
-    assert len((run / "progress.jsonl").read_text().splitlines()) == 3
+    rows = [json.loads(x) for x in (run / "progress.jsonl").read_text().splitlines()]
+    assert len(rows) == 3
+    # the iteration's parts, as RLlib timed them: sampling and the learner's update
+    assert all(r["sample_s"] > 0 and r["learn_s"] > 0 for r in rows), rows
 
     # restore: same weights and step count, and training continues from there
     t2 = rllib.RLlibTrainer(small_config(run, timesteps=steps + 1), resume=str(ck), num_env_runners=1, verbose=0)
@@ -339,6 +342,21 @@ def test_warm_start_clones_the_same_on_both_backends(rllib_env, tmp_path, positi
     theirs = policy.state_dict()
     for k, v in module.state_dict().items():
         torch.testing.assert_close(v, theirs[k], rtol=1e-4, atol=1e-5)
+
+
+def test_projected_rate_by_hand():
+    # 4,096 learner steps an iteration, 500 a second per runner, a 2 s update: one runner
+    # samples for 8.192 s, so 4096 / 10.192 = 401.9/s; four runners 4096 / (2.048 + 2) =
+    # 1011.9/s; the learner's bound is 4096 / 2 = 2048/s
+    assert rllib.projected_rate(4096, 500, 1, 2.0) == pytest.approx(4096 / 10.192)
+    assert rllib.projected_rate(4096, 500, 4, 2.0) == pytest.approx(4096 / 4.048)
+    assert rllib.projected_rate(4096, 500, 10**6, 2.0) == pytest.approx(2048, rel=1e-3)
+    assert rllib.projected_rate(4096, 500, 2, 1.5, 0.5) == pytest.approx(4096 / (4.096 + 2.0))
+    for bad in ((0, 500, 1, 2.0), (4096, 0, 1, 2.0), (4096, 500, 0, 2.0), (4096, 500, 1, -1.0)):
+        with pytest.raises(ValueError):
+            rllib.projected_rate(*bad)
+    assert rllib.iteration_parts({"timers": {"env_runner_sampling_timer": 3.25, "learner_update_timer": 1.5,
+                                             "synch_weights": float("nan")}}) == {"sample_s": 3.25, "learn_s": 1.5}
 
 
 def test_rummy_export_of_a_folder_that_is_no_rllib_checkpoint(tmp_path, capsys):

@@ -202,6 +202,51 @@ def _count(v: Any) -> int:
     return int(f) if math.isfinite(f) else 0
 
 
+ITERATION_PARTS = {"sample_s": "env_runner_sampling_timer", "learn_s": "learner_update_timer",
+                   "sync_s": "synch_weights"}
+"""The parts of a PPO iteration ``progress.jsonl`` reports, by RLlib's timer names
+(``result["timers"]``, seconds, RLlib's running means): the env runners' sampling, the
+learner's update, the weights' broadcast to the runners. RLlib's PPO runs them one
+after the other, so they bound what more env runners can give (``projected_rate``)."""
+
+
+def iteration_parts(result: dict[str, Any]) -> dict[str, float]:
+    """``{"sample_s", "learn_s", "sync_s"}`` of an ``algo.train()`` result (seconds; a timer
+    RLlib did not report is left out)."""
+    timers = result.get("timers") or {}
+    out = {}
+    for key, name in ITERATION_PARTS.items():
+        try:
+            v = float(timers.get(name))
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(v):
+            out[key] = round(v, 4)
+    return out
+
+
+def projected_rate(learner_steps_per_iter: float, runner_rate: float, runners: int, learn_s: float,
+                   sync_s: float = 0.0) -> float:
+    """Learner timesteps/s of a run with ``runners`` env runners, each sampling
+    ``runner_rate`` learner steps/s (measured: the iteration's learner steps over its
+    ``sample_s`` with one runner), when an iteration of ``learner_steps_per_iter`` learner
+    steps also takes ``learn_s`` for the update and ``sync_s`` for the weights (RLlib's
+    synchronous PPO: sample, then learn, then broadcast; docs/rllib.md):
+    ``S / (S / (runners * runner_rate) + learn_s + sync_s)``. It grows with the runners
+    toward ``S / (learn_s + sync_s)``, the learner's bound.
+
+    Raises:
+        ValueError: a count or rate that is not positive, or a negative time.
+    """
+    if not (learner_steps_per_iter > 0 and runner_rate > 0 and runners >= 1):
+        raise ValueError(f"steps per iteration, runner rate and runners must be positive, got "
+                         f"{learner_steps_per_iter!r}, {runner_rate!r}, {runners!r}")
+    if learn_s < 0 or sync_s < 0:
+        raise ValueError(f"learn_s and sync_s are seconds >= 0, got {learn_s!r}, {sync_s!r}")
+    s = float(learner_steps_per_iter)
+    return s / (s / (runners * runner_rate) + learn_s + sync_s)
+
+
 def learner_steps(result: dict[str, Any]) -> int:
     """The learner's decisions sampled so far (lifetime) from an ``algo.train()`` result."""
     er = result.get("env_runners", {})
@@ -384,6 +429,7 @@ class RLlibTrainer:
                "env_steps_per_s": round(_count(er.get("num_env_steps_sampled")) / dt, 1),
                "episodes": _count(er.get("num_episodes")),
                "wall_time_s": round(self.wall_time(), 1)}
+        row.update(iteration_parts(result))
         for k, v in er.items():
             if isinstance(k, str) and k.startswith(("win", "points")):
                 # NaN (no hand of that kind ended this iteration) is left out: progress.jsonl stays JSON
