@@ -1049,4 +1049,5 @@ def make_search_agent(options: str = "", seed: int | None = None) -> SearchAgent
 
 
 __all__ = ["SearchAgent", "Knowledge", "determinize", "rollout", "rollout_turn", "leaf_value",
-           "table_melds", "rules_of_view", "parse_options", "make_search_agent", "SampleError"]
+           "table_melds", "variant_table_melds", "variant_turn", "rules_of_view", "parse_options",
+           "make_search_agent", "SampleError"]
