@@ -264,7 +264,8 @@ def whole_warm_start(tmp_path_factory):
     return _weights(t)
 
 
-@pytest.mark.parametrize("call", [1, 2, 3])
+# 2 (a middle fit) under -m slow: 1 and 3 are its edges (no fit done; all but the last), both resumed
+@pytest.mark.parametrize("call", [1, pytest.param(2, marks=pytest.mark.slow), 3])
 def test_ctrl_c_during_the_warm_start_saves_a_checkpoint_that_resumes_to_the_same_weights(tmp_path, monkeypatch,
                                                                                           capsys, call,
                                                                                           whole_warm_start):

@@ -45,6 +45,7 @@ def test_export_of_the_shipped_policy_matches_on_1000_observations(shipped):
     np.testing.assert_array_equal(act, sb3_actions)
 
 
+@pytest.mark.slow  # the export's actions are checked on 1,000 observations above (fast)
 def test_shipped_policy_and_its_export_give_the_same_tournament(shipped):
     a = evaluate("pretrained", "greedy", rules="classic", deals=20, seed=3)
     b = evaluate(f"onnx:{shipped['export']}", "greedy", rules="classic", deals=20, seed=3)
