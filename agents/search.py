@@ -278,9 +278,8 @@ class Knowledge:
         view: the ``PlayerView``. rules: ``Rules`` from the observation.
         hand: the seat's hand (a count mask at a deck-variant table).
         discard: the discard pile bottom first (the cards under the upcard in card
-            order, then the upcard). melds: catalogue ids of the table's melds (empty at
-            a deck-variant table, whose melds are ``variant_melds``: ``engine.Meld``
-            objects with their jokers).
+            order, then the upcard). melds: the table's melds (``engine.Meld``, with
+            their jokers at a deck-variant table; ``determinize`` copies them).
         unseen: list of the card numbers nobody has shown (neither in the seat's hand,
             on the table, in the discard pile nor known to be held by an opponent); at a
             deck-variant table with repeats (two copies, the jokers as ``cards.JOKER``).
@@ -295,14 +294,13 @@ class Knowledge:
     """
 
     __slots__ = ("view", "rules", "discard", "melds", "unseen", "hidden", "hand_sizes", "known", "turn",
-                 "melded_this_turn", "hand", "discards_by", "variant_melds")
+                 "melded_this_turn", "hand", "discards_by")
 
     def __init__(self, v: PlayerView) -> None:
         self.view = v
         self.rules = rules_of_view(v)
         n = v.n
         self.turn = int(round(v.turn_frac * self.rules.max_turns))
-        self.variant_melds: list[Meld] = []
         if v.variant is not None:
             self._init_variant(v)
             return
@@ -312,7 +310,7 @@ class Knowledge:
         # the pile's order is in the observation at a 500 Rum table only (RULES.md §10.4)
         self.discard = list(v.pile) if v.pile is not None else (
             cards_of(v.discard_below) + ([v.upcard] if v.upcard >= 0 else []))
-        self.melds = table_melds(v.table, v.layoff_masks, v.aces) if v.table else ()
+        self.melds = [_meld(m) for m in table_melds(v.table, v.layoff_masks, v.aces)] if v.table else []
         known = [0] + list(v.opp_known)
         seen = v.hand | v.table | v.discard_below | up
         for k in known:
@@ -365,11 +363,11 @@ class Knowledge:
         want = (v.layoff_masks, (v.joker_layoff_set, v.joker_layoff_low, v.joker_layoff_high))
         ids = variant_table_melds(v.table, v.table_twice, v.table_jokers, table_jokers, v.aces, v.max_jokers,
                                   want) if v.table or v.table_jokers else ()
-        self.melds = ()
+        self.melds = []
         for mid, jm in ids:
             m = _meld(mid)
             m.jokers = jm
-            self.variant_melds.append(m)
+            self.melds.append(m)
         left = [0] * (JOKER + 1)
         for c in table.deck():
             left[c] += 1
@@ -441,7 +439,7 @@ def determinize(k: Knowledge, rng: random.Random, infer: int = 1) -> GameState:
             best_key, hands, stock = key, hs, cards[i:]
     return GameState(
         rules, rng=random.Random(rng.getrandbits(64)), hands=hands, stock=list(stock), discard=list(k.discard),
-        melds=[m.copy() for m in k.variant_melds] if variant else [_meld(m) for m in k.melds],
+        melds=[m.copy() for m in k.melds],
         layoff_masks=v.layoff_masks, current=0, phase=v.phase,
         drawn_from_discard=v.drawn, has_melded=[v.has_melded] + list(v.opp_has_melded),
         melded_this_turn=k.melded_this_turn, recycles=v.recycles, turn=k.turn,

@@ -27,9 +27,17 @@ def _mask(st: engine.GameState) -> np.ndarray:
     return m
 
 
-def _random_positions(count: int, seed: int, rules: Rules = CLASSIC) -> list[engine.GameState]:
-    """Positions reached by random legal play (copies), every phase and both seats."""
+def _random_positions(count: int, seed: int, rules: Rules = CLASSIC, keep: float = 0.25,
+                      heuristic: float = 0.0) -> list[engine.GameState]:
+    """Positions reached by legal play (copies, each kept with probability ``keep``), every
+    phase and seat: random moves, or with probability ``heuristic`` the heuristic's (so
+    melds with jokers and second copies reach the table at a deck-variant table)."""
+    from rummy_env.table import Table
+
     rng = random.Random(seed)
+    table = Table.of(rules)
+    enc = Encoder.of(table)
+    heur = make_agent("heuristic", seed=0)
     out = []
     g = 0
     while len(out) < count:
@@ -37,9 +45,14 @@ def _random_positions(count: int, seed: int, rules: Rules = CLASSIC) -> list[eng
         g += 1
         while not st.hand_over and len(out) < count:
             legal = engine.legal_actions(st)
-            if len(legal) > 1 and rng.random() < 0.25:
+            if len(legal) > 1 and rng.random() < keep:
                 out.append(st.copy())
-            engine.apply(st, rng.choice(legal))
+            if heuristic and rng.random() < heuristic:
+                m = np.zeros(table.num_actions, dtype=np.int8)
+                m[legal] = 1
+                engine.apply(st, heur.act(enc.encode(st, st.current), m))
+            else:
+                engine.apply(st, rng.choice(legal))
     return out
 
 
@@ -296,44 +309,16 @@ VARIANT_TABLES = {
 }
 
 
-def _variant_positions(rules: Rules, count: int, seed: int) -> list[engine.GameState]:
-    """Positions of a deck-variant table reached by play half random, half heuristic (melds
-    with jokers and second copies reach the table), copies, every phase and seat."""
-    from rummy_env.table import Table
-
-    rng = random.Random(seed)
-    table = Table.of(rules)
-    enc = Encoder.of(table)
-    heur = make_agent("heuristic", seed=0)
-    out: list[engine.GameState] = []
-    g = 0
-    while len(out) < count:
-        st = engine.new_game(rules, seed=seed * 1000 + g)
-        g += 1
-        while not st.hand_over and len(out) < count:
-            legal = engine.legal_actions(st)
-            if len(legal) > 1 and rng.random() < 0.2:
-                out.append(st.copy())
-            if rng.random() < 0.5:
-                a = rng.choice(legal)
-            else:
-                m = np.zeros(table.num_actions, dtype=np.int8)
-                m[legal] = 1
-                a = heur.act(enc.encode(st, st.current), m)
-            engine.apply(st, a)
-    return out
-
-
 @pytest.mark.parametrize("name", list(VARIANT_TABLES))
 def test_variant_samples_give_the_observation_they_were_drawn_from(name):
-    from rummy_env.cards import JOKER, count_cards
+    from rummy_env.cards import JOKER, cards_of, count_cards
     from rummy_env.table import Table
 
     rules = VARIANT_TABLES[name]
     table = Table.of(rules)
     enc = Encoder.of(table)
     melded_jokers = 0
-    for st in _variant_positions(rules, 40, seed=5):
+    for st in _random_positions(40, seed=5, rules=rules, keep=0.2, heuristic=0.5):
         obs = enc.encode(st, st.current)
         m = np.zeros(table.num_actions, dtype=np.int8)
         m[engine.legal_actions(st)] = 1
@@ -346,18 +331,12 @@ def test_variant_samples_give_the_observation_they_were_drawn_from(name):
             assert s.hands[0] == st.hands[st.current] and len(s.stock) == len(st.stock)
             cards = [c for h in s.hands for c in count_cards(h)] + list(s.stock) + list(s.discard)
             for meld in s.melds:
-                cards += cards_of_mask(meld.mask & ~meld.jokers) + [JOKER] * meld.jokers.bit_count()
+                cards += cards_of(meld.mask & ~meld.jokers) + [JOKER] * meld.jokers.bit_count()
             assert sorted(cards) == sorted(table.deck())  # every card of the deck once per copy
             melded_jokers += sum(meld.jokers.bit_count() for meld in s.melds)
             state_json.from_json(state_json.to_json(s))  # a legal position
     if rules.jokers:
         assert melded_jokers > 0  # the positions reached melds with jokers
-
-
-def cards_of_mask(mask: int) -> list[int]:
-    from rummy_env.cards import cards_of
-
-    return cards_of(mask)
 
 
 def _cards(text: str) -> int:
