@@ -406,6 +406,64 @@ def test_packed_masks_are_the_dense_masks_and_fit_the_same():
     assert losses[0] == losses[1]
 
 
+def test_fit_with_the_card_feature_cache_is_the_fit_without_it():
+    # the default network's card features have no weights: fit computes them once per
+    # sample (fixed_features, uint8) and trains the same weights, bit for bit, as a
+    # forward that recomputes them every minibatch
+    import torch
+
+    from rummy_env.train.features import CardFeatures
+    from rummy_env.train.warmstart import collect, fit, fixed_features, sb3_forward
+    from sb3_contrib import MaskablePPO
+    from rummy_env.single_agent import SingleAgentEnv
+
+    rules = Rules.make("classic")
+    data = collect(rules, "greedy", 700, seed=5)
+    results = []
+    for cached in (True, False):
+        torch.manual_seed(0)
+        model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules="classic", seed=0), seed=0, device="cpu",
+                            policy_kwargs=dict(net_arch=[32], features_extractor_class=CardFeatures,
+                                               features_extractor_kwargs=dict(cards=True, trunk=16)))
+        f = sb3_forward(model.policy)
+        assert hasattr(f, "fixed") and hasattr(f, "head")
+        if cached:
+            cache = fixed_features(f, data[0], chunk=256)  # chunked: 700 rows in 3 parts
+            assert cache.dtype == torch.uint8 and cache.shape == (len(data[2]), 1208)  # EXTRA heads-up
+            x = torch.as_tensor(data[0][:50])
+            with torch.no_grad():
+                for a, b in zip(f.head(x, cache[:50]), f(x)):
+                    torch.testing.assert_close(a, b, rtol=0, atol=0)
+        forward = f if cached else (lambda o, f=f: f(o))  # a plain function: no cache
+        losses = fit(list(model.policy.parameters()), forward, *data, epochs=2, batch_size=128, seed=0)
+        results.append((losses, [p.detach().clone() for p in model.policy.parameters()]))
+    assert results[0][0] == results[1][0]
+    assert all(torch.equal(a, b) for a, b in zip(results[0][1], results[1][1]))
+    with pytest.raises(ValueError, match=f"cache has 10 rows for {len(data[2])} samples"):
+        fit(list(model.policy.parameters()), f, *data, epochs=1, cache=cache[:10])
+
+
+def test_fixed_features_is_none_without_a_fixed_part_or_for_values_not_in_a_byte():
+    import torch
+
+    from rummy_env.train.warmstart import fixed_features, sb3_forward
+    from sb3_contrib import MaskablePPO
+    from rummy_env.single_agent import SingleAgentEnv
+
+    model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules="classic", seed=0), policy_kwargs=dict(net_arch=[8]),
+                        seed=0, device="cpu")
+    obs = np.zeros((4, 548), dtype=np.float32)
+    assert not hasattr(sb3_forward(model.policy), "fixed") and fixed_features(sb3_forward(model.policy), obs) is None
+
+    def forward(o):
+        raise AssertionError("not called")
+    for bad in (0.5, -1.0, 256.0):
+        forward.fixed = lambda o, bad=bad: torch.full((len(o), 3), bad)
+        assert fixed_features(forward, obs) is None
+    forward.fixed = lambda o: torch.full((len(o), 3), 255.0)
+    assert torch.equal(fixed_features(forward, obs), torch.full((4, 3), 255, dtype=torch.uint8))
+
+
 def test_collect_in_parts_is_the_parts_played_one_by_one():
     """``collect(..., workers=2)``: part 0 in this process with the seed, part 1 in a spawned
     process with ``part_seed``; the samples are the two serial collections end to end."""
