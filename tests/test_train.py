@@ -441,6 +441,8 @@ def test_fit_with_the_card_feature_cache_is_the_fit_without_it():
     assert all(torch.equal(a, b) for a, b in zip(results[0][1], results[1][1]))
     with pytest.raises(ValueError, match=f"cache has 10 rows for {len(data[2])} samples"):
         fit(list(model.policy.parameters()), f, *data, epochs=1, cache=cache[:10])
+    with pytest.raises(ValueError, match="a cache needs a forward with a fixed part"):
+        fit(list(model.policy.parameters()), lambda o: f(o), *data, epochs=1, cache=cache)
 
 
 def test_fixed_features_is_none_without_a_fixed_part_or_for_values_not_in_a_byte():

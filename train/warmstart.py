@@ -498,12 +498,15 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
     time is the network's own forward and backward pass and Adam.
 
     Raises:
-        ValueError: ``cache`` is given and has not one row per sample.
+        ValueError: ``cache`` is given and has not one row per sample, or ``forward`` has
+            no fixed part to pair it with.
 
     Returns:
         ``{"policy_loss", "value_loss", "accuracy"}``: the last minibatch's losses and the
         share of the first 20,000 samples whose most probable legal action is the teacher's.
     """
+    if cache is not None and not hasattr(forward, "head"):
+        raise ValueError("a cache needs a forward with a fixed part (sb3_forward of the card-feature network)")
     if cache is not None and len(cache) != len(actions):
         raise ValueError(f"cache has {len(cache)} rows for {len(actions)} samples: give fixed_features(forward, obs)")
     opt = torch.optim.Adam(params, lr=lr)
