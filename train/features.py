@@ -212,3 +212,18 @@ class CardFeatures(BaseFeaturesExtractor):
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.trunk(self.core(observations.float()))
+
+    @property
+    def has_fixed(self) -> bool:
+        """True with ``cards=True``: the card features are a weightless part (``fixed``)."""
+        return isinstance(self.core, CardMeldFeatures)
+
+    def fixed(self, observations: torch.Tensor) -> torch.Tensor:
+        """The card features after the observation, float32 ``[B, EXTRA]`` (no learned
+        weights; ``cards=True`` only): ``forward(o) == from_fixed(o, fixed(o))``."""
+        return self.core(observations.float())[:, self.core.obs_dim:]
+
+    def from_fixed(self, observations: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
+        """``forward(observations)`` given ``extra = fixed(observations)`` (any dtype that
+        holds its values exactly, e.g. the warm start's uint8 cache)."""
+        return self.trunk(torch.cat([observations.float(), extra.float()], dim=1))

@@ -425,19 +425,12 @@ def sb3_forward(policy: Any) -> Forward:
     def forward(o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return heads(policy.extract_features(o))
 
-    from .features import CardFeatures, CardMeldFeatures
-
     ext = policy.features_extractor
-    if policy.share_features_extractor and isinstance(ext, CardFeatures) and isinstance(ext.core, CardMeldFeatures):
-        width = ext.core.obs_dim
-
-        def fixed(o: torch.Tensor) -> torch.Tensor:
-            return ext.core(o)[:, width:]
-
+    if policy.share_features_extractor and getattr(ext, "has_fixed", False):  # CardFeatures with cards
         def head(o: torch.Tensor, extra: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            return heads(ext.trunk(torch.cat([o.float(), extra.float()], dim=1)))
+            return heads(ext.from_fixed(o, extra))
 
-        forward.fixed, forward.head = fixed, head  # type: ignore[attr-defined]
+        forward.fixed, forward.head = ext.fixed, head  # type: ignore[attr-defined]
     return forward
 
 
