@@ -445,6 +445,36 @@ def test_fit_with_the_card_feature_cache_is_the_fit_without_it():
         fit(list(model.policy.parameters()), lambda o: f(o), *data, epochs=1, cache=cache)
 
 
+def test_the_warm_start_with_its_cache_across_dagger_rounds_ends_with_the_weights_without_it():
+    # warm_start keeps the card features of the teacher's positions and appends each DAgger
+    # round's: the rows must line up with the samples, so the weights after the cloning and
+    # two DAgger rounds are bit for bit those of a forward that has no cache
+    import torch
+
+    from rummy_env.train import warmstart
+    from rummy_env.train.features import CardFeatures
+    from sb3_contrib import MaskablePPO
+    from rummy_env.single_agent import SingleAgentEnv
+
+    cfg = TrainConfig(warmstart_decisions=600, warmstart_epochs=1, warmstart_dagger_rounds=2,
+                      warmstart_dagger_decisions=300, warmstart_dagger_epochs=1, workers=1, seed=4)
+    cfg.validate()
+    rules = Rules.make("classic")
+    ends, samples = [], []
+    for cached in (True, False):
+        torch.manual_seed(0)
+        model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules="classic", seed=0), seed=0, device="cpu",
+                            policy_kwargs=dict(net_arch=[16], features_extractor_class=CardFeatures,
+                                               features_extractor_kwargs=dict(cards=True, trunk=16)))
+        f = warmstart.sb3_forward(model.policy)
+        res = warmstart.warm_start(cfg, rules, list(model.policy.parameters()), f if cached else (lambda o, f=f: f(o)),
+                                   verbose=0)
+        ends.append([p.detach().clone() for p in model.policy.parameters()])
+        samples.append(res["samples"])
+    assert samples[0] == samples[1] > 600  # the DAgger rounds' positions were added
+    assert all(torch.equal(a, b) for a, b in zip(*ends))
+
+
 def test_fixed_features_is_none_without_a_fixed_part_or_for_values_not_in_a_byte():
     import torch
 
