@@ -413,7 +413,7 @@ def sb3_forward(policy: Any) -> Forward:
     the function also has ``fixed(obs) -> extra float32 [B, EXTRA]`` (the card features
     after the observation: no learned weights) and ``head(obs, extra) -> (logits,
     values)``, with ``head(obs, fixed(obs)) == forward(obs)``, so ``fit`` computes the
-    fixed part once per sample instead of once per epoch."""
+    fixed part once per sample instead of in every minibatch of every epoch."""
     def heads(feats: torch.Tensor | tuple) -> tuple[torch.Tensor, torch.Tensor]:
         if policy.share_features_extractor:
             latent_pi, latent_vf = policy.mlp_extractor(feats)
