@@ -4,6 +4,7 @@ and the shared-memory worker path gives the arrays of the in-process path."""
 from __future__ import annotations
 
 import copy
+from collections import deque
 
 import numpy as np
 import pytest
@@ -320,3 +321,64 @@ def test_snapshots_answer_their_games_as_each_alone(features):
     assert all(masks[r, a] for r, a in enumerate(got))  # every pick is legal in its row
     with pytest.raises(ValueError, match="the groups answer 29 rows, the batch has 30"):
         act_snapshots([(agents[0], groups[0][1][:-1])] + groups[1:], obs, masks)
+
+
+def test_pipelined_rollout_collects_what_sb3s_loop_collects():
+    """``SelfPlayPPO`` over two worker processes answers each worker's games as soon as
+    that worker has stepped (``_collect_pipelined``); with a deterministic policy its
+    rollouts (two, across a rollout boundary) hold what sb3-contrib's own
+    ``collect_rollouts`` collects from an env of the same seed: the same observations,
+    actions, rewards, episode starts and masks, values and log-probabilities up to the
+    batch's float rounding, the same returns, and one ``on_step`` per step."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from rummy_env.train.policy import FastMaskablePolicy, SelfPlayPPO
+
+    class Count(BaseCallback):
+        def _on_step(self):
+            self.n_calls_seen = getattr(self, "n_calls_seen", 0) + 1
+            assert len(self.locals["infos"]) == 8 and self.locals["new_obs"].shape[0] == 8
+            return True
+
+    rules = Rules.make("classic")
+    weights = {"random": 0.5, "heuristic": 0.5}
+    envs = [MultiProcSelfPlayVecEnv(rules, 8, 2, seed=4, reward_scale=0.01, weights=weights,
+                                    max_snapshots=1, latest_prob=0.5) for _ in range(2)]
+    try:
+        model = SelfPlayPPO(FastMaskablePolicy, envs[0], n_steps=24, batch_size=48, seed=0,
+                            policy_kwargs={"net_arch": [16]}, device="cpu")
+        pol = model.policy
+        plain_forward = pol.forward
+        pol.forward = lambda obs, deterministic=False, action_masks=None: plain_forward(obs, True, action_masks)
+        got, ends = [], []
+        for env, collect in zip(envs, (model.collect_rollouts,
+                                       lambda *a: MaskablePPO.collect_rollouts(model, *a))):
+            model._last_obs, model._last_episode_starts = env.reset(), np.ones(8, dtype=bool)
+            model.num_timesteps = 0
+            model.ep_info_buffer, model.ep_success_buffer = deque(maxlen=100), deque(maxlen=100)
+            cb = Count()
+            cb.init_callback(model)
+            rolls = []
+            for _ in range(2):
+                assert collect(env, cb, model.rollout_buffer, 24)
+                b = model.rollout_buffer
+                rolls.append({k: getattr(b, k).copy() for k in ("observations", "actions", "rewards", "episode_starts",
+                                                               "action_masks", "values", "log_probs", "returns")})
+            got.append(rolls)
+            ends.append((model._last_obs.copy(), model.num_timesteps, cb.n_calls_seen))
+        for a, b in zip(*got):
+            for k in ("observations", "actions", "rewards", "episode_starts", "action_masks"):
+                np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+            for k in ("values", "log_probs", "returns"):
+                np.testing.assert_allclose(a[k], b[k], rtol=1e-4, atol=1e-5, err_msg=k)
+        assert any(r["rewards"].any() and r["episode_starts"][1:].any() for r in got[0])  # hands ended inside
+        np.testing.assert_array_equal(ends[0][0], ends[1][0])
+        assert ends[0][1:] == ends[1][1:] == (2 * 24 * 8, 48)
+        with pytest.raises(ValueError, match=r"worker must be in 0\.\.1, got 2"):
+            envs[0].step_part_async(2, np.zeros(4, dtype=np.int64))
+        with pytest.raises(ValueError, match="worker 0 plays 4 games: give 4 actions, got 3"):
+            envs[0].step_part_async(0, np.zeros(3, dtype=np.int64))
+    finally:
+        for env in envs:
+            env.close()

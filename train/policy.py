@@ -87,8 +87,8 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
 class SelfPlayPPO(MaskablePPO):
     """``MaskablePPO`` that runs rollouts on one torch thread and updates on ``update_threads``.
 
-    During a rollout the learner infers one small batch per step while the worker
-    processes wait for it, and the workers step games while it waits for them; on 2
+    During a rollout the learner infers one small batch per worker per step while the
+    other workers step their games (``_collect_pipelined``, over worker processes); on 2
     cores a second torch thread in the learner only adds synchronisation stalls. With
     ``workers = 1`` the games (and their snapshots' forward passes) run in the learner
     process between its forward passes, on the same thread; a second thread there
@@ -101,11 +101,100 @@ class SelfPlayPPO(MaskablePPO):
 
     update_threads: int = 1
 
-    def collect_rollouts(self, *args, **kwargs):  # noqa: D102 (SB3's)
+    def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int,
+                         use_masking: bool = True) -> bool:
+        """SB3's ``collect_rollouts`` on one torch thread; over worker processes
+        (``MultiProcSelfPlayVecEnv`` with 2 or more) pipelined (``_collect_pipelined``)."""
         if self.update_threads > 1:
             torch.set_num_threads(1)
         try:
-            return super().collect_rollouts(*args, **kwargs)
+            if use_masking and getattr(env, "num_workers", 1) > 1 and hasattr(env, "step_part_async"):
+                return self._collect_pipelined(env, callback, rollout_buffer, n_rollout_steps)
+            return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
         finally:
             if self.update_threads > 1:
                 torch.set_num_threads(self.update_threads)
+
+    def _collect_pipelined(self, env, callback, rollout_buffer, n_rollout_steps: int) -> bool:
+        """``MaskablePPO.collect_rollouts`` with the learner's forward pass of one worker's
+        games overlapping the other workers' stepping (issue 26).
+
+        SB3 waits for every worker, runs one forward pass over all games and sends the
+        actions, so the workers sit idle during the forward pass and the learner during
+        the step. Here each worker's games get their own forward pass as soon as that
+        worker has stepped: for step ``t + 1`` worker 0's games are answered while worker
+        1 still steps ``t``, and so on round the workers. The buffer, the callbacks
+        (``on_step`` once per step of every game, with ``infos``, ``dones``, ``rewards``
+        and ``new_obs`` in ``locals``), ``num_timesteps`` and the returns are SB3's:
+        with a deterministic policy the buffer holds what SB3's loop collects
+        (``tests/test_batched.py``); sampling draws its Gumbel noise per worker's rows.
+        The callbacks of step ``t`` run while the workers step ``t + 1``, so a snapshot a
+        callback adds at step ``t`` plays from step ``t + 2``. When a callback stops the
+        run, the workers' steps in flight are waited for and their transitions dropped."""
+        from stable_baselines3.common.utils import obs_as_tensor
+
+        assert self._last_obs is not None, "No previous observation was provided"
+        self.policy.set_training_mode(False)
+        rollout_buffer.reset()
+        callback.on_rollout_start()
+        n, per, workers, sh = env.num_envs, env.per, env.num_workers, env.shared
+        rows = [slice(w * per, (w + 1) * per) for w in range(workers)]
+        cur_obs = np.array(self._last_obs, dtype=np.float32)
+        cur_masks = env.action_masks()
+        nxt_obs, nxt_masks = np.empty_like(cur_obs), np.empty_like(cur_masks)
+        acts = np.empty(n, dtype=np.int64)
+        vals = torch.empty((n, 1))
+        logps = torch.empty(n)
+        nxt_acts, nxt_vals, nxt_logps = np.empty_like(acts), torch.empty_like(vals), torch.empty_like(logps)
+
+        def answer(w, obs, masks, a_out, v_out, lp_out):
+            with torch.no_grad():
+                a, v, lp = self.policy(obs_as_tensor(obs[rows[w]], self.device), action_masks=masks[rows[w]])
+            a_out[rows[w]] = a.cpu().numpy()
+            v_out[rows[w]] = v
+            lp_out[rows[w]] = lp
+            env.step_part_async(w, a_out[rows[w]])
+
+        for w in range(workers):
+            answer(w, cur_obs, cur_masks, acts, vals, logps)
+        new_obs = cur_obs
+        dones = np.zeros(n, dtype=bool)
+        for step in range(n_rollout_steps):
+            last = step == n_rollout_steps - 1
+            rewards = np.empty(n, dtype=np.float32)
+            dones = np.empty(n, dtype=bool)
+            infos: list[dict] = [{} for _ in range(n)]
+            for w in range(workers):
+                for i, info in env.step_part_wait(w).items():
+                    infos[i] = info
+                r = rows[w]
+                nxt_obs[r], nxt_masks[r] = sh.obs[r], sh.masks[r] != 0
+                rewards[r], dones[r] = sh.rewards[r], sh.dones[r] != 0
+                if not last:  # worker w steps t + 1 while the learner waits for the next one
+                    answer(w, nxt_obs, nxt_masks, nxt_acts, nxt_vals, nxt_logps)
+            new_obs = nxt_obs.copy()
+            self.num_timesteps += n
+            actions = acts
+            callback.update_locals(locals())
+            if not callback.on_step():
+                for w in range(0 if last else workers):  # the steps in flight: wait, drop
+                    env.step_part_wait(w)
+                self._last_obs = sh.obs.copy()
+                self._last_episode_starts = np.zeros(n, dtype=bool)
+                return False
+            self._update_info_buffer(infos, dones)
+            rollout_buffer.add(cur_obs, acts.reshape(-1, 1), rewards, self._last_episode_starts, vals, logps,
+                               action_masks=cur_masks)
+            self._last_obs = new_obs
+            self._last_episode_starts = dones
+            if not last:
+                cur_obs, nxt_obs = nxt_obs, cur_obs
+                cur_masks, nxt_masks = nxt_masks, cur_masks
+                acts, nxt_acts = nxt_acts, acts
+                vals, nxt_vals = nxt_vals, vals
+                logps, nxt_logps = nxt_logps, logps
+        with torch.no_grad():
+            values = self.policy.predict_values(obs_as_tensor(new_obs, self.device))
+        rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
+        callback.on_rollout_end()
+        return True

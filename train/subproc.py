@@ -221,6 +221,42 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
         for c in self.conns:
             c.send(("step", None))
 
+    def step_part_async(self, w: int, actions: np.ndarray) -> None:
+        """Send worker ``w`` its games' actions (int ``[per]``, for games ``w * per ..``) and
+        let it step them while the others wait or step: the pipelined rollout
+        (``SelfPlayPPO``) overlaps the learner's forward pass of one worker's games with
+        the other workers' stepping.
+
+        Raises:
+            ValueError: ``w`` is not a worker index or ``actions`` is not ``per`` actions."""
+        if not 0 <= w < len(self.conns):
+            raise ValueError(f"worker must be in 0..{len(self.conns) - 1}, got {w!r}")
+        actions = np.asarray(actions).reshape(-1)
+        if actions.shape != (self.per,):
+            raise ValueError(f"worker {w} plays {self.per} games: give {self.per} actions, got {actions.shape[0]}")
+        self.shared.actions[w * self.per:(w + 1) * self.per] = actions
+        self.conns[w].send(("step", None))
+
+    def step_part_wait(self, w: int) -> dict[int, dict[str, Any]]:
+        """Wait for worker ``w``'s step (``step_part_async``): its games' observations,
+        masks, rewards and dones are then in ``shared``'s rows ``w * per .. (w + 1) * per - 1``;
+        returns the infos of its hands that ended, by the batch's game index.
+
+        Raises:
+            ValueError: an action illegal in its game (names the worker and its games)."""
+        r = self.conns[w].recv()
+        if isinstance(r, ValueError):
+            raise ValueError(f"worker {w} (games {w * self.per}..{(w + 1) * self.per - 1}): {r}")
+        self._opp[w] = (r[1], r[2])
+        self.opponent_time = sum(t for t, _ in self._opp)
+        self.opponent_decisions = sum(d for _, d in self._opp)
+        return {w * self.per + i: info for i, info in r[0].items()}
+
+    @property
+    def num_workers(self) -> int:
+        """The worker processes (each plays ``per`` games)."""
+        return len(self.conns)
+
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """SB3's ``step_wait`` over the workers (``SelfPlayVecEnv.step_wait``'s arrays and
         infos, the workers' games side by side; copies of the shared block).
