@@ -181,6 +181,49 @@ def test_fast_policy_matches_sb3_contrib():
     assert bool(masks[torch.arange(64), a].all())
 
 
+def test_fast_policy_in_bfloat16_is_the_float32_policy_to_bfloat16s_precision():
+    """``bf16 = True`` (``TrainConfig.precision``): the layers under autocast, the outputs
+    float32 and within bfloat16's rounding (8 mantissa bits) of the float32 policy's; the
+    log-probabilities are still a distribution over the legal actions; gradients reach
+    the float32 weights; ``predict_values`` too."""
+    from rummy_env.train.config import PRECISIONS, cpu_has_bf16, use_bf16
+
+    fast, _ = _policies()
+    gen = torch.Generator().manual_seed(3)
+    obs = (torch.rand(32, 548, generator=gen) < 0.2).float()
+    masks = torch.rand(32, 579, generator=gen) < 0.1
+    masks[:, 7] = True
+    acts = torch.tensor([int(np.flatnonzero(m.numpy())[0]) for m in masks])
+    with torch.no_grad():
+        v32, lp32, e32 = fast.evaluate_actions(obs, acts, masks.float())
+        pv32 = fast.predict_values(obs)
+    fast.bf16 = True
+    try:
+        v16, lp16, e16 = fast.evaluate_actions(obs, acts, masks.float())
+        assert v16.dtype == lp16.dtype == e16.dtype == torch.float32
+        torch.testing.assert_close(v16, v32, atol=0.03, rtol=0.03)
+        torch.testing.assert_close(lp16, lp32, atol=0.05, rtol=0.02)
+        assert not torch.equal(lp16, lp32)  # the layers did run in bfloat16
+        (lp16.sum() + v16.sum()).backward()
+        assert all(p.grad is not None and p.grad.dtype == torch.float32 and p.dtype == torch.float32
+                   for p in fast.parameters() if p.requires_grad)
+        with torch.no_grad():
+            _, _, lp = fast(obs, action_masks=masks.numpy())
+            logits, _ = fast._heads(obs)
+            logp = fast._log_probs(logits, masks.numpy())[0]
+            pv16 = fast.predict_values(obs)
+        assert lp.dtype == torch.float32 and pv16.dtype == torch.float32
+        torch.testing.assert_close(logp.exp().sum(1), torch.ones(32))
+        assert bool((logp.exp()[~masks] == 0).all())
+        torch.testing.assert_close(pv16, pv32, atol=0.03, rtol=0.03)
+    finally:
+        fast.bf16 = False
+    assert PRECISIONS == ("auto", "float32", "bfloat16")
+    assert use_bf16("bfloat16") and not use_bf16("float32") and use_bf16("auto") == cpu_has_bf16()
+    with pytest.raises(ValueError, match="precision must be one of auto, float32, bfloat16, got 'fp16'"):
+        use_bf16("fp16")
+
+
 def test_fast_policy_samples_the_masked_softmax():
     """Gumbel-max draws follow softmax over the legal actions: logits (0, log 2, log 5) on
     three legal actions give probabilities 1/8, 2/8, 5/8."""

@@ -42,7 +42,17 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
     ``forward(obs [B, obs_dim], deterministic, action_masks [B, N] (N: the table's action count, ``Table.num_actions``: 579 at a standard table) bool)`` returns
     ``(actions int64 [B], values float32 [B, 1], log_prob float32 [B])``;
     ``evaluate_actions`` returns ``(values [B, 1], log_prob [B], entropy [B])``.
+
+    ``bf16 = True`` (set by ``Trainer`` from ``TrainConfig.precision``) runs the network's
+    layers under ``torch.autocast("cpu", torch.bfloat16)`` in ``forward``,
+    ``evaluate_actions`` and ``predict_values`` (the rollout and the PPO update alike,
+    so the update's first ratios are those of the rollout's own arithmetic): the weights,
+    gradients and Adam stay float32, the logits and values come back as float32, and the
+    masking, log-softmax, sampling and entropy are float32. The default, False, is float32
+    throughout (what a loaded zip does).
     """
+
+    bf16: bool = False
 
     def _latents(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.extract_features(obs)
@@ -51,8 +61,20 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
         pi_features, vf_features = features
         return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
 
-    def _log_probs(self, latent_pi: torch.Tensor, action_masks) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-        logits = self.action_net(latent_pi)
+    def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Float32 logits ``[B, N]`` and values ``[B, 1]`` (the layers in bfloat16 when ``bf16``)."""
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            latent_pi, latent_vf = self._latents(obs)
+            logits, values = self.action_net(latent_pi), self.value_net(latent_vf)
+        return logits.float(), values.float()
+
+    def predict_values(self, obs: torch.Tensor) -> torch.Tensor:  # noqa: D102 (SB3's)
+        if not self.bf16:
+            return super().predict_values(obs)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return super().predict_values(obs).float()
+
+    def _log_probs(self, logits: torch.Tensor, action_masks) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
         masks = None
         if action_masks is not None:
             masks = _mask_tensor(action_masks, logits.shape, logits.device)
@@ -61,9 +83,8 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
 
     def forward(self, obs: torch.Tensor, deterministic: bool = False,
                 action_masks: Optional[np.ndarray] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        latent_pi, latent_vf = self._latents(obs)
-        values = self.value_net(latent_vf)
-        logp, _ = self._log_probs(latent_pi, action_masks)
+        logits, values = self._heads(obs)
+        logp, _ = self._log_probs(logits, action_masks)
         if deterministic:
             actions = logp.argmax(dim=-1)
         else:
@@ -74,9 +95,8 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor,
                          action_masks: Optional[torch.Tensor] = None
                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        latent_pi, latent_vf = self._latents(obs)
-        values = self.value_net(latent_vf)
-        logp, masks = self._log_probs(latent_pi, action_masks)
+        logits, values = self._heads(obs)
+        logp, masks = self._log_probs(logits, action_masks)
         log_prob = logp.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
         p_log_p = logp.exp() * logp
         if masks is not None:

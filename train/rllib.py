@@ -24,7 +24,8 @@ all seats), ``batch_size`` -> minibatch, ``n_epochs`` -> epochs, ``learning_rate
 ``features``/``trunk``/``net_arch`` (the SB3 backend's network, ``CardPPOTorchRLModule``:
 card features and a shared trunk, then separate tanh policy and value MLPs), ``snapshot_every``/``max_snapshots``/
 ``opponent_weights``/``latest_prob`` (the pool), ``eval_*``, ``checkpoint_every``;
-``timesteps`` counts the learner's own decisions. ``n_envs``/``workers`` are SB3-only:
+``timesteps`` counts the learner's own decisions; ``precision`` applies to the warm start only
+(the RLlib learner trains in float32). ``n_envs``/``workers`` are SB3-only:
 ``--num-env-runners`` sets the parallel rollout workers.
 """
 from __future__ import annotations

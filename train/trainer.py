@@ -38,7 +38,7 @@ from rummy_env.table import Table
 from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
 
-from .config import TrainConfig, check_features
+from .config import TrainConfig, check_features, use_bf16
 from .report import append_history, plot_learning_curve, score, summary_line, write_report
 from .policy import FastMaskablePolicy, SelfPlayPPO
 from .pool import ActorNet, OpponentPool, SnapshotAgent
@@ -422,6 +422,7 @@ class Trainer:
         # core; a second thread in small forward passes only stalls when a core is busy),
         # the PPO update on torch_threads (SelfPlayPPO)
         self.model.update_threads = cfg.torch_threads
+        self.model.policy.bf16 = use_bf16(cfg.precision)  # the rollouts and the update (FastMaskablePolicy)
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
         self._side_s = 0.0  # seconds of evaluations and checkpoints inside learn (not PPO's time)
 
