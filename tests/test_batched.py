@@ -375,6 +375,20 @@ def test_pipelined_rollout_collects_what_sb3s_loop_collects():
         assert any(r["rewards"].any() and r["episode_starts"][1:].any() for r in got[0])  # hands ended inside
         np.testing.assert_array_equal(ends[0][0], ends[1][0])
         assert ends[0][1:] == ends[1][1:] == (2 * 24 * 8, 48)
+        class Stop(BaseCallback):  # stops the rollout at its 5th step, with both workers' steps in flight
+            def _on_step(self):
+                return self.n_calls < 5
+
+        stop = Stop()
+        stop.init_callback(model)
+        assert not model.collect_rollouts(envs[0], stop, model.rollout_buffer, 24)
+        assert stop.n_calls == 5 and model.num_timesteps == 2 * 24 * 8 + 5 * 8
+        # the steps in flight were waited for: the workers answer the next step, not a stale one
+        masks = envs[0].action_masks()
+        np.testing.assert_array_equal(model._last_obs, envs[0].shared.obs)
+        acts = np.array([int(np.flatnonzero(m)[0]) for m in masks])
+        obs, _, _, _ = envs[0].step(acts)
+        assert obs.shape == (8, obs_size(2)) and not np.array_equal(obs, model._last_obs)
         with pytest.raises(ValueError, match=r"worker must be in 0\.\.1, got 2"):
             envs[0].step_part_async(2, np.zeros(4, dtype=np.int64))
         with pytest.raises(ValueError, match="worker 0 plays 4 games: give 4 actions, got 3"):

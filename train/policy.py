@@ -200,7 +200,7 @@ class SelfPlayPPO(MaskablePPO):
                 for w in range(0 if last else workers):  # the steps in flight: wait, drop
                     env.step_part_wait(w)
                 self._last_obs = sh.obs.copy()
-                self._last_episode_starts = np.zeros(n, dtype=bool)
+                self._last_episode_starts = sh.dones != 0
                 return False
             self._update_info_buffer(infos, dones)
             rollout_buffer.add(cur_obs, acts.reshape(-1, 1), rewards, self._last_episode_starts, vals, logps,
