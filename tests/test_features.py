@@ -186,7 +186,7 @@ def test_fast_policy_in_bfloat16_is_the_float32_policy_to_bfloat16s_precision():
     float32 and within bfloat16's rounding (8 mantissa bits) of the float32 policy's; the
     log-probabilities are still a distribution over the legal actions; gradients reach
     the float32 weights; ``predict_values`` too."""
-    from rummy_env.train.config import PRECISIONS, cpu_has_bf16, use_bf16
+    from rummy_env.train.precision import PRECISIONS, cpu_has_bf16, use_bf16
 
     fast, _ = _policies()
     gen = torch.Generator().manual_seed(3)

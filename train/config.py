@@ -16,6 +16,8 @@ from typing import Any
 
 from rummy_env.agents import BASELINES
 
+from .precision import PRECISIONS
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -66,33 +68,6 @@ def check_features(features: object, table: Any = None) -> None:
                          "use 'cards' (RULES.md §10.2)")
 
 
-PRECISIONS = ("auto", "float32", "bfloat16")
-"""``TrainConfig.precision``: the matrix products of the network in training."""
-
-
-def cpu_has_bf16() -> bool:
-    """Whether this CPU multiplies bfloat16 matrices natively: the x86 flags ``avx512_bf16``
-    or ``amx_bf16`` in ``/proc/cpuinfo`` (Linux). False elsewhere, and on CPUs without them,
-    where torch emulates bfloat16 more slowly than float32."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            flags = next((line for line in fh if line.startswith("flags")), "").split()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-def use_bf16(precision: str) -> bool:
-    """Whether ``precision`` (one of ``PRECISIONS``) trains in bfloat16 on this machine:
-    ``"bfloat16"`` always, ``"auto"`` when ``cpu_has_bf16()``, ``"float32"`` never.
-
-    Raises:
-        ValueError: ``precision`` is not one of ``PRECISIONS``."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    return precision == "bfloat16" or (precision == "auto" and cpu_has_bf16())
-
-
 @dataclass
 class TrainConfig:
     """Self-play MaskablePPO configuration (CleanRL-style: one place for everything)."""
@@ -132,7 +107,7 @@ class TrainConfig:
     """The network's matrix products in training (the warm start's fits, the rollouts'
     forward passes, the PPO update): "float32", "bfloat16" (``torch.autocast`` on the CPU:
     weights, gradients and Adam stay float32) or "auto": bfloat16 where the CPU
-    multiplies it natively (``cpu_has_bf16``: avx512_bf16 or amx_bf16), else float32. The
+    multiplies it natively (``precision.cpu_has_bf16``: avx512_bf16 or amx_bf16), else float32. The
     snapshots, evaluations and shipped policies run in float32 whatever it is."""
 
     # --- PPO (sb3-contrib MaskablePPO)

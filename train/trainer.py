@@ -38,7 +38,8 @@ from rummy_env.table import Table
 from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
 
-from .config import TrainConfig, check_features, use_bf16
+from .config import TrainConfig, check_features
+from .precision import use_bf16
 from .report import append_history, plot_learning_curve, score, summary_line, write_report
 from .policy import FastMaskablePolicy, SelfPlayPPO
 from .pool import ActorNet, OpponentPool, SnapshotAgent

@@ -486,7 +486,7 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
         bf16: the forward pass under ``torch.autocast("cpu", torch.bfloat16)``
             (``TrainConfig.precision``): the weights, gradients and Adam stay float32, the
             losses are computed in float32; the main job's fits 27% faster on a CPU with
-            native bfloat16 (``config.cpu_has_bf16``; docs/benchmarks.md).
+            native bfloat16 (``precision.cpu_has_bf16``; docs/benchmarks.md).
 
     A ``forward`` with a fixed part (``sb3_forward`` of the card-feature network) has it
     computed once per sample before the first epoch (``fixed_features``: uint8, 1,208 bytes
@@ -649,7 +649,7 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
             ``num_fits(cfg)``, or fewer weight lists than completed fits).
     """
     teacher, weights, seed = cfg.warmstart_teacher, cfg.warmstart_teacher_weights, cfg.seed
-    from .config import use_bf16
+    from .precision import use_bf16
 
     bf16 = use_bf16(cfg.precision)
     total = num_fits(cfg)
