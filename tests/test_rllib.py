@@ -205,13 +205,15 @@ def rllib_env():
 
 def sb3_and_rllib_networks(tmp_path: Path, **net):
     """The SB3 trainer's policy and the RLlib learner module ``build_config`` specifies,
-    both built from one ``TrainConfig`` with the network keys ``net``."""
+    both built from one ``TrainConfig`` with the network keys ``net``, in float32 (the
+    RLlib learner's precision; ``precision = "auto"`` would run the SB3 policy's layers
+    in bfloat16 on a CPU that has it)."""
     from rummy_env import rummy_v0
     from rummy_env.train.config import TrainConfig
     from rummy_env.train.trainer import Trainer
 
     cfg = TrainConfig(out=str(tmp_path / "sb3"), rules="classic", n_envs=2, n_steps=64, batch_size=64, workers=1, warmstart_decisions=0,
-                      eval_every=0, progress=False, seed=0, **net)
+                      eval_every=0, progress=False, seed=0, precision="float32", **net)
     t = Trainer(cfg, verbose=0)
     t.venv.close()
     env = rummy_v0.env(rules="classic")
