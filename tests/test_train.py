@@ -406,25 +406,34 @@ def test_packed_masks_are_the_dense_masks_and_fit_the_same():
     assert losses[0] == losses[1]
 
 
+def _card_model(trunk: int):
+    """A seeded MaskablePPO with the card-feature network (net_arch [32], ``trunk``) at
+    the classic table, for the fit tests."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from rummy_env.single_agent import SingleAgentEnv
+    from rummy_env.train.features import CardFeatures
+
+    torch.manual_seed(0)
+    return MaskablePPO("MlpPolicy", SingleAgentEnv(rules="classic", seed=0), seed=0, device="cpu",
+                       policy_kwargs=dict(net_arch=[32], features_extractor_class=CardFeatures,
+                                          features_extractor_kwargs=dict(cards=True, trunk=trunk)))
+
+
 def test_fit_with_the_card_feature_cache_is_the_fit_without_it():
     # the default network's card features have no weights: fit computes them once per
     # sample (fixed_features, uint8) and trains the same weights, bit for bit, as a
     # forward that recomputes them every minibatch
     import torch
 
-    from rummy_env.train.features import CardFeatures
     from rummy_env.train.warmstart import collect, fit, fixed_features, sb3_forward
-    from sb3_contrib import MaskablePPO
-    from rummy_env.single_agent import SingleAgentEnv
 
     rules = Rules.make("classic")
     data = collect(rules, "greedy", 700, seed=5)
     results = []
     for cached in (True, False):
-        torch.manual_seed(0)
-        model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules="classic", seed=0), seed=0, device="cpu",
-                            policy_kwargs=dict(net_arch=[32], features_extractor_class=CardFeatures,
-                                               features_extractor_kwargs=dict(cards=True, trunk=16)))
+        model = _card_model(trunk=16)
         f = sb3_forward(model.policy)
         assert hasattr(f, "fixed") and hasattr(f, "head")
         if cached:
@@ -452,19 +461,13 @@ def test_fit_in_bfloat16_learns_the_teacher_as_float32_does():
     run in bfloat16); a config with another precision is refused."""
     import torch
 
-    from rummy_env.single_agent import SingleAgentEnv
-    from rummy_env.train.features import CardFeatures
     from rummy_env.train.warmstart import collect, fit, sb3_forward
-    from sb3_contrib import MaskablePPO
 
     rules = Rules.make("classic")
     data = collect(rules, "greedy", 3000, seed=6)
     out = []
     for bf16 in (False, True):
-        torch.manual_seed(0)
-        model = MaskablePPO("MlpPolicy", SingleAgentEnv(rules="classic", seed=0), seed=0, device="cpu",
-                            policy_kwargs=dict(net_arch=[32], features_extractor_class=CardFeatures,
-                                               features_extractor_kwargs=dict(cards=True, trunk=32)))
+        model = _card_model(trunk=32)
         res = fit(list(model.policy.parameters()), sb3_forward(model.policy), *data, epochs=4, batch_size=256,
                   seed=0, bf16=bf16)
         out.append((res, [p.detach().clone() for p in model.policy.parameters()]))

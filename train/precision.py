@@ -5,14 +5,17 @@ A module of its own, importing nothing of the package, so that the config, the w
 start and the trainer can all ask it."""
 from __future__ import annotations
 
+import functools
+
 PRECISIONS = ("auto", "float32", "bfloat16")
 """``TrainConfig.precision``: the matrix products of the network in training."""
 
 
+@functools.lru_cache(maxsize=1)
 def cpu_has_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 matrices natively: the x86 flags ``avx512_bf16``
     or ``amx_bf16`` in ``/proc/cpuinfo`` (Linux). False elsewhere, and on CPUs without them,
-    where torch emulates bfloat16 more slowly than float32."""
+    where torch emulates bfloat16 more slowly than float32. Read once per process."""
     try:
         with open("/proc/cpuinfo") as fh:
             flags = next((line for line in fh if line.startswith("flags")), "").split()
