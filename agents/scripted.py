@@ -23,7 +23,9 @@ with jokers is laid down when it melds natural cards the plan leaves loose; a jo
 laid off when nothing better uses it (the heuristic: once the hand is nearly out or
 late in the hand), and never discarded while another card can be (a held joker costs
 15). A second copy of a card whose first copy is melded in the plan is discarded
-first (``_Scripted._act_variant``).
+first (``_Scripted._act_variant``). The holding heuristic (``HOLD_MELDS=1``) keeps its
+melds, lay-offs and jokers in hand there too until the whole hand can go down in one
+turn (``can_go_out``).
 
 The meld arithmetic they use (best partition, lay-off closure, partial melds, run
 windows) is ``rummy_env.meld_analysis``, beside the engine's own meld definitions.
@@ -167,6 +169,8 @@ class _Scripted(SeededAgent):
             if forms:
                 return max(forms, key=value)[1]
             return joker_lays[0] if joker_lays else v.legal[0]
+        if self.holds_melds(v) and not v.melds_scoring and not can_go_out(v):
+            ids, forms, joker_lays = (), [], []  # keep melds, lay-offs and jokers in hand
         for m in ids:  # the plan's natural melds
             a = lay.meld_id[m]
             if a in legal:
@@ -199,11 +203,59 @@ class _Scripted(SeededAgent):
         """Stock size from which the hand counts as late (the heuristic's ``LATE_STOCK``)."""
         return 10
 
+    def holds_melds(self, v: PlayerView) -> bool:
+        """Whether this agent keeps its melds in hand until it can go out in one turn
+        (the heuristic's ``HOLD_MELDS``; greedy never does)."""
+        return False
+
     def _variant_discard(self, v: PlayerView, cand: int, loose: int) -> int:
         """The natural card to discard among ``cand`` (52-bit mask) at a deck-variant table."""
         pts = _POINTS[v.ace_points]
         pick = cand & loose & ~partial_mask(v.hand, v.aces) or cand & loose or cand
         return max(cards_of(pick), key=lambda c: (pts[c], c % 13, c))
+
+
+def can_go_out(v: PlayerView) -> bool:
+    """Whether the seat to play can put every card of its hand down this turn at a
+    deck-variant table (RULES.md §3, §10.1-10.3): its natural cards split into melds
+    (with jokers standing in, at most half of a meld, ``engine.meld_forms``), cards the
+    table's melds take (``layoff_any``) and at most one discard, which may not be the
+    card just taken from the discard pile; a joker left over is laid off when some meld
+    is on the table or made this turn, or is the discard. Second copies of a card (two
+    decks) go only as lay-offs or the discard. An estimate where lay-offs interact (a
+    card laid off on a meld made the same turn, a lay-off that opens another one) and
+    where ``must_discard`` forbids going out without a discard: the plan of the holding
+    heuristic, not a legality check."""
+    nat = v.hand & FULL_DECK
+    takes = v.layoff_any if v.layoffs else 0
+    drawn = (1 << v.drawn) if 0 <= v.drawn < JOKER else 0
+    twice = v.hand_twice & ~takes
+    disc = 1 - twice.bit_count()
+    if disc < 0:
+        return False
+    aces, max_j, table = v.aces, v.max_jokers, bool(v.table)
+    seen: dict = {}
+
+    def go(rest: int, jokers: int, disc: int, melded: bool) -> bool:
+        key = (rest, jokers, disc, melded)
+        if key in seen:
+            return seen[key]
+        if not rest:
+            ok = jokers == 0 or (v.layoffs and (table or melded)) or jokers <= disc
+        else:
+            low = rest & -rest
+            ok = (bool(takes & low) and go(rest & ~low, jokers, disc, melded)) \
+                or (disc > 0 and not low & drawn and go(rest & ~low, jokers, disc - 1, melded))
+            if not ok:
+                for mid, jm in meld_forms(rest, jokers, aces, max_j):
+                    natural = MELD_MASK[mid] & ~jm
+                    if natural & low and go(rest & ~natural, jokers - jm.bit_count(), disc, True):
+                        ok = True
+                        break
+        seen[key] = ok
+        return ok
+
+    return go(nat, v.hand_jokers, disc, False)
 
 
 def _joker_forms(v: PlayerView, legal: set) -> list:
@@ -375,6 +427,11 @@ class HeuristicAgent(_Scripted):
     def late_stock(self) -> int:
         """Stock size from which the hand counts as late (``LATE_STOCK``)."""
         return self.LATE_STOCK
+
+    def holds_melds(self, v: PlayerView) -> bool:
+        """``HOLD_MELDS`` (RULES.md §3: melds on the table let opponents lay off; going
+        rummy scores ``rummy_multiplier`` times)."""
+        return bool(self.HOLD_MELDS)
 
     def _variant_discard(self, v: PlayerView, cand: int, loose: int) -> int:
         """The discard score of the standard tables (``_choose_discard``) among the loose

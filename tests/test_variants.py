@@ -817,3 +817,64 @@ def test_state_round_trip_mid_dig_at_two_decks():
     assert d["bound"] == "5H" and d["meld_points"] == [0, 0]
     back = state_json.from_json(d)
     assert state_json.to_json(back) == d and engine.legal_actions(back) == engine.legal_actions(s)
+
+
+# ---------------------------------------------------------------- the holding heuristic at the deck-variant tables
+
+def _view(s):
+    from rummy_env.observation import Encoder, PlayerView, action_mask
+
+    obs = Encoder.for_rules(s.rules).encode(s, s.current)
+    return PlayerView(obs, action_mask(engine.legal_actions(s), size=s.num_actions))
+
+
+@pytest.mark.parametrize("hand0, table, drawn, expected", [
+    # 4H-5H-6H melds, 9C and KD are loose: two cards left and one discard
+    (["4H", "5H", "6H", "9C", "KD"], [], None, False),
+    # the joker makes 9C 9D a set: run, set, discard KD
+    (["4H", "5H", "6H", "JK", "9C", "9D", "KD"], [], None, True),
+    # the 9C goes on the table's nines, the KD is the discard
+    (["4H", "5H", "6H", "9C", "KD"], [["9H", "9S", "9D"]], None, True),
+    # the same hand without the nines on the table, but the KD was just taken: only 9C may go
+    (["4H", "5H", "6H", "9C", "KD"], [], "KD", False),
+    # a joker left over is laid off on the run the hand melds this turn; 9C is the discard
+    (["4H", "5H", "6H", "JK", "9C"], [], None, True),
+    # two jokers and a 9C: a meld of three holds at most one joker, nothing is on the table
+    (["JK", "JK", "9C"], [], None, False),
+    # ... but with a meld on the table both jokers are laid off and 9C is the discard
+    (["JK", "JK", "9C"], [["4H", "5H", "6H"]], None, True),
+])
+def test_can_go_out_at_a_jokers_table(hand0, table, drawn, expected):
+    from rummy_env.agents.scripted import can_go_out
+
+    s = variant_position(JOKERS, [hand0, ["2S"]], table=table)
+    if drawn:
+        s.drawn_from_discard = card(drawn)
+        s._legal = None
+    assert can_go_out(_view(s)) is expected
+
+
+def test_can_go_out_counts_a_second_copy_at_two_decks():
+    from rummy_env.agents.scripted import can_go_out
+
+    # 4H 5H 6H 4H KD: the second 4H fits no meld of the hand and the table takes none: two
+    # cards (4H, KD) for one discard
+    s = variant_position(TWO, [["4H", "5H", "6H", "4H", "KD"], ["2S"]])
+    assert can_go_out(_view(s)) is False
+    s = variant_position(TWO, [["4H", "5H", "6H", "4H"], ["2S"]])
+    assert can_go_out(_view(s)) is True
+
+
+def test_the_holding_heuristic_keeps_its_melds_at_a_jokers_table_until_it_can_go_out():
+    from rummy_env.agents import make_agent
+
+    hold, base = make_agent("heuristic:holding", seed=0), make_agent("heuristic", seed=0)
+    # 4H 5H 6H 9C KD: the baseline melds the run at once; the holder cannot go out this
+    # turn (9C and KD for one discard), so it keeps the run and discards the KD (10 points,
+    # the highest loose card)
+    s = variant_position(JOKERS, [["4H", "5H", "6H", "9C", "KD"], ["2S"]])
+    assert actions.action_text(_act(base, s), "jokers") == "meld 4H 5H 6H"
+    assert actions.action_text(_act(hold, s), "jokers") == "discard KD"
+    # with the table's nines to take the 9C it can go out: it melds first, as the baseline
+    s = variant_position(JOKERS, [["4H", "5H", "6H", "9C", "KD"], ["2S"]], table=[["9H", "9S", "9D"]])
+    assert actions.action_text(_act(hold, s), "jokers") == "meld 4H 5H 6H"
