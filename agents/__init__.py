@@ -11,7 +11,7 @@
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
-| ``pretrained:PRESET`` | the policy shipped for that table (``PRETRAINED``: ``classic``, ``rum500``) |
+| ``pretrained:PRESET`` | the policy shipped for that table (``PRETRAINED``: ``classic``, ``rum500``, ``jokers``) |
 | ``MODULE:ATTR`` | an outside agent: ``ATTR`` of the importable ``MODULE``, an object with ``act`` or a factory ``f(seed)`` returning one (``load_agent_spec``) |
 | ``search`` | determinized Monte Carlo search on the observation (``rummy_env.agents.search.SearchAgent``); budget ``search:N`` (N samples) or ``search:samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T`` (base ``holding``, the default, or ``heuristic``; ``guide`` a trained policy: docs/search.md) |
 

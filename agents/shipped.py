@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-PRETRAINED = {"classic": "policy.zip", "rum500": "rum500/policy.zip"}
+PRETRAINED = {"classic": "policy.zip", "rum500": "rum500/policy.zip", "jokers": "jokers/policy.zip"}
 """Shipped policies by the preset they were trained on (files in ``agents/pretrained/``)."""
 FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained")
 

@@ -32,7 +32,7 @@ HELP_WORDS = ("?", "h", "help", "moves")
 def make_opponent(name: str, seed: int | None, console: Console, rules: Any = None) -> tuple[Any, str]:
     """``(agent, name used)`` for a table of ``rules`` (a ``Rules``; ``None``: not checked).
     ``pretrained`` (the default) is the policy shipped for this table
-    (``rummy_env.agents.pretrained_for``: ``pretrained:rum500`` at a 500 Rum table, the
+    (``rummy_env.agents.pretrained_for``: ``pretrained:rum500`` at a 500 Rum table, ``pretrained:jokers`` at the jokers table, the
     classic one at the standard heads-up tables); it falls back to ``heuristic``, with a
     message, when no policy is shipped for the table.
 

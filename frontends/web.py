@@ -25,7 +25,7 @@ for (``JK=4H``: a starred 4 of hearts), the second copy of a card in a hand is p
 and selected on its own, runs that turn the corner are drawn in their order, and when
 a joker can stand for more than one card the page marks the legal moves to pick from.
 The default opponent is the policy shipped for the table (``rummy_env.agents.pretrained_for``:
-``pretrained:rum500`` at a 500 Rum table, exported to ONNX on first use); at a table
+``pretrained:rum500`` at a 500 Rum table, ``pretrained:jokers`` at the jokers table, exported to ONNX on first use); at a table
 no shipped policy plays, ``heuristic`` plays for it, and the view and ``/api/config``
 say so (``agent_note``); an agent named with ``--agent`` that does not fit the table
 is refused with a message naming ``--agent heuristic`` (``fit_opponent``).
@@ -196,7 +196,7 @@ class Opponent:
     def for_table(self, rules: Rules) -> "Opponent":
         """The opponent at a table of ``rules``: for the default opponent (``shipped``) the
         policy shipped for that table (``rummy_env.agents.pretrained_for``, exported to ONNX
-        on first use: ``pretrained:rum500`` at a 500 Rum table), itself otherwise.
+        on first use: ``pretrained:rum500`` at a 500 Rum table, ``pretrained:jokers`` at the jokers table), itself otherwise.
 
         Raises:
             ValueError: the export of that table's policy fails (``exported_pretrained``)."""
@@ -838,7 +838,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the opponent: '{DEFAULT_AGENT}' (default: the shipped policy, exported to ONNX on "
                              "first use; needs torch and onnx once), or a make_agent name: heuristic, greedy, "
                              "random, pretrained, search, onnx:DIR, ppo:PATH; at each table the default is the policy "
-                             "shipped for it (classic, rum500, ...), heuristic where none is shipped")
+                             "shipped for it (classic, rum500, jokers), heuristic where none is shipped")
     parser.add_argument("--rules", default="classic", metavar="RULES",
                         help="the rules of a new match: a preset name (classic, turnover, deadwood, stalemate, "
                              "practice, rum500, ...) or a JSON object such as '{\"preset\": \"classic\", \"hand_size\": 7}'; "

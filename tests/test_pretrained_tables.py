@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_shipped_policy_fits_its_table_and_has_a_card():
-    assert {"classic", "rum500"} <= set(PRETRAINED)
+    assert {"classic", "rum500", "jokers"} <= set(PRETRAINED)
     for preset, file in PRETRAINED.items():
         agent = make_agent(f"pretrained:{preset}")
         table = Table.of(Rules.preset(preset))
@@ -34,12 +34,17 @@ def test_every_shipped_policy_fits_its_table_and_has_a_card():
         ev = json.loads((folder / "evaluation.json").read_text())
         assert ev["rules"] == preset and ev["results"], preset
     assert make_agent("pretrained:rum500").n_actions == 631  # 500 Rum keeps its 631 ids
+    jk = make_agent("pretrained:jokers")  # the jokers table: 632 ids, 814 observation numbers heads-up
+    assert (jk.n_actions, jk.obs_shape) == (632, (814,))
 
 
 @pytest.mark.parametrize("rules, preset", [
     (Rules.preset("classic"), "classic"),
     (Rules.preset("turnover"), "classic"),  # the classic layouts: the classic policy plays it
     (Rules.preset("rum500"), "rum500"),
+    (Rules.preset("jokers"), "jokers"),
+    (Rules.preset("turnover", jokers=2), "jokers"),  # the jokers table's rules under another name
+    (Rules.preset("jokers", num_players=3), None),
     (Rules.preset("turnover", num_players=3), None),
     (Rules.preset("rum500", num_players=3), None),
 ])
@@ -66,6 +71,9 @@ def test_rummy_play_meets_the_tables_policy():
     assert g.opponent_name == "pretrained:rum500" and "heuristic" not in out.getvalue()
     g = Game("classic", "pretrained", 0, 1, "hand", io.StringIO("q\n"), Console(file=io.StringIO()))
     assert g.opponent_name == "pretrained"
+    out = io.StringIO()
+    g = Game("jokers", "pretrained", 0, 1, "hand", io.StringIO("q\n"), Console(file=out))
+    assert g.opponent_name == "pretrained:jokers" and "heuristic" not in out.getvalue()
     from rummy_env.frontends.play import make_opponent
 
     out = io.StringIO()
@@ -105,6 +113,11 @@ def test_export_and_serve_take_the_tables_policy(tmp_path):
     assert game["view"]["agent"] == "pretrained-onnx (the policy shipped for rum500)"
     classic = table.new_match({"rules": "classic", "seed": 3})
     assert classic["view"]["agent"] == name
+    # rummy web --rules jokers: the jokers policy, exported and played with onnxruntime
+    table = WebTable(make, name, rules="jokers", seed=1)
+    assert table.table_agent == "pretrained-onnx (the policy shipped for jokers)" and table.agent_note is None
+    game = table.new_match({"seed": 4})
+    assert game["view"]["agent"] == "pretrained-onnx (the policy shipped for jokers)"
 
 
 def test_one_loopback_answer_for_every_server():

@@ -412,6 +412,32 @@ def test_a_jokers_hand_by_clicking(server, browser):
         assert page.is_visible("#result") and table.game(sid).env.state_dict()["hand_over"]
 
 
+def test_rummy_web_at_a_jokers_table_plays_the_jokers_policy(browser, tmp_path):
+    """``rummy web --rules jokers`` with its default opponent: the page names the policy
+    shipped for the jokers table (exported to ONNX on first use) with no fallback note, and
+    a hand from "New match" is played by clicks to its result against it."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    pytest.importorskip("sb3_contrib")
+    from rummy_env.agents.onnx_agent import OnnxAgent
+    from rummy_env.frontends.web import DEFAULT_AGENT, WebTable, make_server, opponent_factory
+
+    make, name = opponent_factory(DEFAULT_AGENT, str(tmp_path))
+    table = WebTable(make, name, rules="jokers", seed=5)
+    with running_server(make_server(table, port=0, log_level="warning")) as addrs:
+        assert addrs and all(a[0] == "127.0.0.1" for a in addrs)
+        with fresh_page(browser, f"http://127.0.0.1:{addrs[0][1]}") as page:
+            _act(page, lambda: page.click("#new-btn"))
+            assert page.inner_text("#opponent-name") == "Opponent: pretrained-onnx (the policy shipped for jokers)."
+            assert not page.is_visible("#agent-note")
+            sid = page.evaluate("session")
+            game = table.game(sid)
+            assert isinstance(game.opponent, OnnxAgent) and game.opponent.num_actions == 632
+            play_out_hand(page)
+            assert game.env.state_dict()["hand_over"] and page.is_visible("#result")
+            assert any(e["who"] == "computer" for e in game.log)
+
+
 def test_a_500_rum_hand_by_clicking(server, browser):
     """A whole 500 Rum hand (RULES.md §10.4) from "New match", played by clicks to its
     result, which names what each seat melded and held."""
