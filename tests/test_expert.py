@@ -127,7 +127,7 @@ def test_init_policy_of_another_network_is_refused(tmp_path):
 
 @pytest.mark.parametrize("kw, words", [
     (dict(init_policy="/no/such.zip"), "is not a file"),
-    (dict(init_policy="pretrained:jokers"), "no policy is shipped for the jokers table"),
+    (dict(init_policy="pretrained:two_decks"), "no policy is shipped for the two_decks table"),
     (dict(warmstart_teacher="search", warmstart_dagger_rounds=0), "DAgger rounds"),
     (dict(warmstart_teacher="search:samples=0"), "samples must be an int >= 1"),
     (dict(warmstart_teacher="mcts"), "warmstart_teacher must be none"),
@@ -203,7 +203,7 @@ def test_guided_search_is_blind_to_hidden_cards_and_stock_order():
     ("search:guide=heuristic", "guide must be a trained policy"),
     ("search:guide=search", "guide must be a trained policy"),
     ("search:guide=ppo:/no/such.zip", "policy file not found"),
-    ("search:guide=pretrained:jokers", "no policy is shipped for the jokers table"),
+    ("search:guide=pretrained:two_decks", "no policy is shipped for the two_decks table"),
     ("search:guide=pretrained,top=0", "top must be an int >= 1"),
     ("search:guide=", "guide needs a trained policy"),
     ("search:top=2", "top counts the guide's discards: it needs guide=POLICY"),
