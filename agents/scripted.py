@@ -24,8 +24,9 @@ laid off when nothing better uses it (the heuristic: once the hand is nearly out
 late in the hand), and never discarded while another card can be (a held joker costs
 15). A second copy of a card whose first copy is melded in the plan is discarded
 first (``_Scripted._act_variant``). The holding heuristic (``HOLD_MELDS=1``) keeps its
-melds, lay-offs and jokers in hand there too until the whole hand can go down in one
-turn (``can_go_out``).
+melds and jokers in hand there too until the whole hand can go down in one turn
+(``can_go_out``); unlike at the standard tables it still lays natural cards off on the
+table's melds.
 
 The meld arithmetic they use (best partition, lay-off closure, partial melds, run
 windows) is ``rummy_env.meld_analysis``, beside the engine's own meld definitions.
@@ -170,7 +171,7 @@ class _Scripted(SeededAgent):
                 return max(forms, key=value)[1]
             return joker_lays[0] if joker_lays else v.legal[0]
         if self.holds_melds(v) and not v.melds_scoring and not can_go_out(v):
-            ids, forms, joker_lays = (), [], []  # keep melds, lay-offs and jokers in hand
+            ids, forms, joker_lays = (), [], []  # keep melds and jokers in hand (natural lay-offs still go)
         for m in ids:  # the plan's natural melds
             a = lay.meld_id[m]
             if a in legal:
