@@ -170,7 +170,7 @@ class _Scripted(SeededAgent):
             if forms:
                 return max(forms, key=value)[1]
             return joker_lays[0] if joker_lays else v.legal[0]
-        if self.holds_melds(v) and not v.melds_scoring and not can_go_out(v):
+        if (ids or forms or joker_lays) and self.holds_melds(v) and not v.melds_scoring and not can_go_out(v):
             ids, forms, joker_lays = (), [], []  # keep melds and jokers in hand (natural lay-offs still go)
         for m in ids:  # the plan's natural melds
             a = lay.meld_id[m]
