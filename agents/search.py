@@ -75,8 +75,8 @@ DEFAULT_SAMPLES = 32
 DEFAULT_DEPTH = 0
 DEFAULT_MARGIN = 2.0
 DEFAULT_POLICY = "greedy"
-POLICIES = ("heuristic", "greedy")
-OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top")
+POLICIES = ("heuristic", "greedy", "holding")
+OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top", "timing")
 DEFAULT_TOP = 3
 BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}}  # holding: agents.HOLDING
 """The scripted agent whose moves the search keeps unless a candidate beats them
@@ -477,12 +477,19 @@ def _checked(s: GameState, a: int, check: bool) -> None:
         _fast_apply(s, a)
 
 
-def rollout_turn(s: GameState, check: bool = False) -> None:
+def rollout_turn(s: GameState, check: bool = False, hold: bool = False) -> None:
     """Play one decision sequence of the seat to move with the rollout policy: the draw
     (the upcard when it joins a meld of the best partition or can be laid off, RULES.md
     §3), or the whole play phase (meld the best partition, lay off every card the table
     takes, discard the highest-value card outside any partial meld; going out when the
     hand empties, §5).
+
+    With ``hold`` (``policy="holding"``) a seat that has put nothing on the table this
+    hand keeps its melds and lay-offs in hand until it can go out this turn (what stays after them is at most one card it may
+    discard, none where that is allowed; RULES.md §5: going rummy scores
+    ``rummy_multiplier`` times), as the holding heuristic does, and discards the
+    highest-value card outside its melds, lay-offs and partial melds meanwhile; at a
+    ``scoring="melds"`` table (500 Rum) it melds as the greedy policy does.
 
     With ``check`` every action is verified against ``engine.legal_actions`` first."""
     rules = s.rules
@@ -496,6 +503,18 @@ def rollout_turn(s: GameState, check: bool = False) -> None:
             _checked(s, DRAW_STOCK, check)
         return
     hand = s.hands[p]
+    if hold and not s.has_melded[p] and not s.table.melds_scoring:
+        _, melded, placed = meld_plan(hand, aces, ap, s.layoff_masks if rules.layoffs else None)
+        f = s.drawn_from_discard
+        rest = hand & ~(melded | placed)
+        n_rest = rest.bit_count()
+        out = (n_rest == 1 and (f < 0 or rest != 1 << f)) or (n_rest == 0 and not rules.must_discard_to_go_out)
+        if not out:
+            cand = rest & ~(1 << f) if f >= 0 else rest
+            if cand:  # hold: discard a deadwood card, melds and lay-offs stay in hand
+                cand = cand & ~partial_mask(hand, aces) or cand
+                _checked(s, DISCARD_BASE + _highest(cand, _POINTS[ap]), check)
+                return
     _, ids = best_partition(hand, aces, ap)
     for m in ids:  # meld early (the checked engine path: melds are few)
         try:
@@ -527,7 +546,11 @@ def rollout_turn(s: GameState, check: bool = False) -> None:
         engine.apply(s, engine.legal_actions(s)[0])
         return
     cand = cand & ~partial_mask(hand, aces) or cand
-    pts = _POINTS[ap]
+    _checked(s, DISCARD_BASE + _highest(cand, _POINTS[ap]), check)
+
+
+def _highest(cand: int, pts: Any) -> int:
+    """The card of ``cand`` (a non-empty 52-bit mask) with the most points, the higher rank on a tie."""
     best, bk = -1, (-1, -1)
     while cand:
         low = cand & -cand
@@ -536,7 +559,7 @@ def rollout_turn(s: GameState, check: bool = False) -> None:
         key = (pts[c], c % 13)
         if key >= bk:
             best, bk = c, key
-    _checked(s, DISCARD_BASE + best, check)
+    return best
 
 
 class _SeatView:
@@ -611,7 +634,7 @@ def heuristic_turn(s: GameState, check: bool = False) -> None:
     engine.apply(s, a) if a >= MELD_BASE else _fast_apply(s, a)
 
 
-_VARIANT_ROLLOUT = {"greedy": GreedyAgent(0), "heuristic": HeuristicAgent(0)}
+_VARIANT_ROLLOUT = {"greedy": GreedyAgent(0), "heuristic": HeuristicAgent(0), "holding": HeuristicAgent(0, **BASES["holding"])}
 
 
 @lru_cache(maxsize=64)
@@ -727,11 +750,14 @@ def rollout(s: GameState, seat: int = 0, depth: int = 0, check: bool = False, po
                 return leaf_value(s, seat)
             variant_turn(s, policy)
         return float(s.payoffs[seat])
-    turn = heuristic_turn if policy == "heuristic" else rollout_turn
+    hold = policy == "holding"
     while not s.hand_over:
         if stop is not None and s.turn >= stop and s.phase == DRAW:
             return leaf_value(s, seat)
-        turn(s, check)
+        if policy == "heuristic":
+            heuristic_turn(s, check)
+        else:
+            rollout_turn(s, check, hold)
     return float(s.payoffs[seat])
 
 
@@ -748,7 +774,8 @@ class SearchAgent:
             every sample (0).
         margin: standard errors (>= 0) by which a candidate's paired mean advantage
             must beat the heuristic's choice to replace it.
-        policy: rollout policy, ``"greedy"`` (bit-mask, fast) or ``"heuristic"``.
+        policy: rollout policy, ``"greedy"`` (bit-mask, fast), ``"holding"`` (greedy, but a
+            seat that has put nothing down holds its melds until it can go out) or ``"heuristic"``.
         infer: draws per determinization (>= 1; see ``determinize``).
         base: the agent whose choices the search keeps unless beaten, and that plays
             the melds and lay-offs: ``"heuristic"`` or ``"holding"`` (``BASES``).
@@ -759,6 +786,8 @@ class SearchAgent:
             ``base``'s), the guide plays the melds, lay-offs and digs, and the discards
             searched are its ``top`` most probable legal ones plus the base's choice.
         top: discards searched with a guide (>= 1, default 3).
+        timing: 1 searches putting the melds down now (``put_down``) beside the discards
+            when the base (or the guide) would hold them; 0 (default) does not.
 
     ``act(observation, action_mask) -> int`` reads only those two arrays.
 
@@ -773,11 +802,12 @@ class SearchAgent:
 
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, depth: int = DEFAULT_DEPTH,
                  halving: int = 1, margin: float = DEFAULT_MARGIN, policy: str = DEFAULT_POLICY,
-                 infer: int = 1, base: str = DEFAULT_BASE, guide: str = "", top: int = DEFAULT_TOP) -> None:
+                 infer: int = 1, base: str = DEFAULT_BASE, guide: str = "", top: int = DEFAULT_TOP,
+                 timing: int = 0) -> None:
         for nm, val, lo in (("samples", samples, 1), ("depth", depth, 0), ("halving", halving, 0),
-                            ("infer", infer, 1), ("top", top, 1)):
-            if isinstance(val, bool) or not isinstance(val, int) or val < lo or (nm == "halving" and val > 1):
-                allowed = "0 or 1" if nm == "halving" else f"an int >= {lo}"
+                            ("infer", infer, 1), ("top", top, 1), ("timing", timing, 0)):
+            if isinstance(val, bool) or not isinstance(val, int) or val < lo or (nm in ("halving", "timing") and val > 1):
+                allowed = "0 or 1" if nm in ("halving", "timing") else f"an int >= {lo}"
                 raise ValueError(f"search option {nm} must be {allowed}, got {val!r}")
         if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < float("inf"):
             raise ValueError(f"search option margin must be a finite number >= 0, got {margin!r}")
@@ -794,6 +824,7 @@ class SearchAgent:
             self.obs_shape = getattr(self._guide, "obs_shape", None)
             self.n_actions = getattr(self._guide, "n_actions", None)
         self.top = top
+        self.timing = timing
         self.base = base
         self.samples, self.depth, self.halving, self.margin = samples, depth, halving, float(margin)
         self.policy = policy
@@ -847,9 +878,29 @@ class SearchAgent:
             cands = self.discard_candidates(v)
             if prior not in cands:
                 cands.append(prior)
+            put = self.put_down(v) if self.timing else None
+            if put is not None:
+                cands.append(put)
             if len(cands) == 1:
                 return cands[0]
         return self.search(v, cands, prior)
+
+    def put_down(self, v: PlayerView) -> int | None:
+        """With ``timing=1``, the move that starts putting the hand's melds down now when
+        the base would hold them (RULES.md §3, §5: melds on the table stop a rummy and let
+        the others lay off, but take their points out of the hand): the first meld of the
+        best partition, else a lay-off of a card the melds leave, else ``None`` (nothing
+        to put down, or a table whose melds score, §10.4)."""
+        if v.melds_scoring or v.variant is not None:
+            return None
+        ids, melded, placed = meld_plan(v.hand, v.aces, v.ace_points, v.layoff_masks if v.layoffs else None)
+        for m in ids:
+            if MELD_BASE + m in v.meld_actions:
+                return MELD_BASE + m
+        for a in v.layoff_actions:
+            if placed >> ((a - LAYOFF_BASE) // 3) & 1:
+                return a
+        return None
 
     def _base_move(self, v: PlayerView) -> int:
         """The base agent's action in the play phase (its deck-variant rules at such a table)."""
@@ -903,6 +954,9 @@ class SearchAgent:
         base = self._base_move(v)
         if DISCARD_BASE <= base < MELD_BASE and base not in cands:
             cands.append(base)
+        put = self.put_down(v) if self.timing else None
+        if put is not None:
+            cands.append(put)
         return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
 
     def discard_candidates(self, v: PlayerView) -> list[int]:
@@ -988,7 +1042,7 @@ def _guide_policy(spec: str) -> Any:
 
 def parse_options(text: str) -> dict[str, Any]:
     """Options of ``make_agent("search:...")`` as a dict: ``"N"`` (samples) or
-    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T"`` (any
+    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T,timing=0|1"`` (any
     subset; the ranges and meanings are ``SearchAgent``'s; a ``guide`` path cannot hold a comma).
 
     Raises:
@@ -1012,7 +1066,7 @@ def parse_options(text: str) -> dict[str, Any]:
         if key not in OPTION_NAMES:
             raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
                              f"(samples >= 1, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer >= 1, "
-                             f"base {' or '.join(BASES)}, guide a trained policy, top >= 1)")
+                             f"base {' or '.join(BASES)}, guide a trained policy, top >= 1, timing 0 or 1)")
         if key in out:
             raise ValueError(f"search option {key!r} is given twice")
         if key in ("policy", "base"):

@@ -201,7 +201,7 @@ def test_plays_legal_hands_and_is_deterministic():
         assert play(seed) == play(seed)
 
 
-@pytest.mark.parametrize("policy", ["greedy", "heuristic"])
+@pytest.mark.parametrize("policy", ["greedy", "heuristic", "holding"])
 def test_rollout_policy_plays_only_legal_actions(policy):
     for seed in range(15):
         st = engine.new_game(CLASSIC, seed=seed)
@@ -260,6 +260,68 @@ def test_takes_the_upcard_that_lets_it_go_out():
     # other cards in its hand, but always 3 of them, each worth at least 1)
     assert agent.last_values[DRAW_DISCARD] >= 3.0
     assert agent.last_values[DRAW_DISCARD] > agent.last_values[DRAW_STOCK]
+
+def _hold_position(hand: list[str]) -> "engine.GameState":
+    # seat 0 to play after drawing from the stock (11 cards); the opponent holds
+    # AC AH 2H 3C 3H 4C 5C 6C 8C 9H (1+1+2+3+3+4+5+6+8+9 = 42 points); the table is empty
+    opp = ["AC", "AH", "2H", "3C", "3H", "4C", "5C", "6C", "8C", "9H"]
+    return state_json.from_json(_state(hands=[hand, opp], discard=["4H"], melds=[], phase="play",
+                                       has_melded=[False, False]))
+
+
+def test_holding_rollout_keeps_its_melds_until_it_can_go_out():
+    # 7C 7D 7H is a set; AS 3D 5S 9D JC KH QS 2C are loose and no two of them make half a
+    # meld. Eight cards stay after the set, so the holding rollout cannot go out this
+    # turn (RULES.md §5): it keeps the set in hand and discards the highest loose card,
+    # KH (10 points, the highest rank of the three tens). Greedy melds the set first.
+    from rummy_env.agents.search import rollout_turn
+
+    hand = ["7C", "7D", "7H", "AS", "3D", "5S", "9D", "JC", "KH", "QS", "2C"]
+    s = _hold_position(hand)
+    rollout_turn(s, check=True, hold=True)
+    assert s.hands[0] == sum(1 << parse_card(c) for c in hand if c != "KH")
+    assert s.melds == [] and s.discard[-1] == parse_card("KH")
+    g = _hold_position(hand)
+    rollout_turn(g, check=True)
+    assert [m.mask for m in g.melds] == [sum(1 << parse_card(c) for c in ("7C", "7D", "7H"))]
+    assert g.discard[-1] == parse_card("KH")
+
+
+def test_timing_searches_putting_the_melds_down():
+    # the hand of the holding test: the holding base discards KH and keeps 7C 7D 7H; with
+    # timing=1 the set's meld is a candidate beside the discards (RULES.md §3)
+    from rummy_env.actions import MELD_BASE
+    from rummy_env.melds import meld_of_cards
+
+    hand = ["7C", "7D", "7H", "AS", "3D", "5S", "9D", "JC", "KH", "QS", "2C"]
+    opp = ["AC", "AH", "2H", "3C", "3H", "4C", "5C", "6C", "8C", "9H"]
+    env = rummy_v0.raw_env(rules="classic")
+    env.reset(seed=0, options={"state": _state(hands=[hand, opp], discard=["4H"], melds=[], phase="play",
+                                               has_melded=[False, False])})
+    ob = env.observe("player_0")
+    v = PlayerView(ob["observation"], ob["action_mask"])
+    seven_set = MELD_BASE + meld_of_cards(sum(1 << parse_card(c) for c in ("7C", "7D", "7H")), "low")
+    assert SearchAgent(seed=1, timing=1).put_down(v) == seven_set
+    agent = SearchAgent(seed=1, samples=8, timing=1, policy="holding")
+    agent.act(ob["observation"], ob["action_mask"])
+    assert seven_set in agent.last_values
+    plain = SearchAgent(seed=1, samples=8)
+    plain.act(ob["observation"], ob["action_mask"])
+    assert seven_set not in plain.last_values and plain.last_values
+    with pytest.raises(ValueError, match="timing must be 0 or 1"):
+        parse_options("timing=2")
+
+
+def test_holding_rollout_goes_rummy_when_one_card_is_left():
+    # 7C 7D 7H, 8S 9S TS JS and 2D 3D 4D meld, KH is the discard: the hand empties in one
+    # turn with nothing melded before, so it goes rummy: the opponent's 42 points of
+    # deadwood, doubled (rummy_multiplier 2, RULES.md §5) = 84.
+    from rummy_env.agents.search import rollout_turn
+
+    s = _hold_position(["7C", "7D", "7H", "8S", "9S", "TS", "JS", "2D", "3D", "4D", "KH"])
+    rollout_turn(s, check=True, hold=True)
+    assert s.hand_over and s.payoffs[0] == 84
+
 
 
 # ----------------------------------------------------------------- options
