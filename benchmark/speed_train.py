@@ -65,7 +65,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of ``rummy bench train``."""
     p.add_argument("--timesteps", type=int, default=65_536, help="learner timesteps per run (default 65,536)")
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to compare (default 1 2)")
-    p.add_argument("--n-envs", type=int, default=64, help="games per rollout (default 64)")
+    p.add_argument("--n-envs", type=int, default=None,
+                   help="games stepped at once (default: rummy train's, TrainConfig.n_envs: 256)")
     p.add_argument("--rules", default="classic", help="rules preset (default classic)")
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="any other TrainConfig key (TOML value), e.g. --set net_arch=[128,128]")
@@ -335,11 +336,16 @@ def run(args: argparse.Namespace) -> int:
             extra[k.strip()] = tomllib.loads(f"v = {v}")["v"]
         except tomllib.TOMLDecodeError:
             extra[k.strip()] = v
+    from rummy_env.train.config import TrainConfig
+
+    n_envs = TrainConfig().n_envs if args.n_envs is None else args.n_envs
+    if n_envs < 1:
+        raise ValueError(f"--n-envs must be >= 1, got {n_envs}")
     rows = []
     if getattr(args, "profile", False):
         for w in args.workers:
             print(f"profiling {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
-            rows.append(profile_run(w, args.timesteps, args.n_envs, args.rules, extra, top=15))
+            rows.append(profile_run(w, args.timesteps, n_envs, args.rules, extra, top=15))
         print_profile(rows)
         if args.json:
             with open(args.json, "w") as fh:
@@ -347,7 +353,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for w in args.workers:
         print(f"training {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
-        rows.append(measure(w, args.timesteps, args.n_envs, args.rules, extra,
+        rows.append(measure(w, args.timesteps, n_envs, args.rules, extra,
                             snapshots=getattr(args, "snapshots", False) or getattr(args, "full_pool", False),
                             full_pool=getattr(args, "full_pool", False)))
     head = ("workers", "timesteps/s", "rollout", "update", "env in rollout", "policy in rollout",

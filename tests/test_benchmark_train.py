@@ -70,3 +70,19 @@ def test_best_response_smoke(tmp_path, capsys):
     assert res["result"]["matches"] == 4 and not res["protocol_complete"]
     assert 0 <= res["result"]["match_win_rate"] <= 1
     assert "best response against greedy" in capsys.readouterr().out
+
+
+def test_reference_ppo_keeps_the_published_rollout(tmp_path):
+    # the reference rows of ppo / ppo-warmstart were trained with 64 games x 64 steps a
+    # rollout; rummy train's default changed to 256 x 16 (the same 4,096 steps), and a
+    # task's reproducing command must keep training what its rows were trained with
+    from rummy_env.benchmark.algos import ppo_config
+    from rummy_env.benchmark.tasks import get_task
+    from rummy_env.train.config import TrainConfig
+
+    task = get_task("classic-2p-v1")
+    for warm in (False, True):
+        cfg = ppo_config(task, 500_000, 0, tmp_path / "run", warm)
+        assert (cfg.n_envs, cfg.n_steps) == (64, 64)
+    assert (TrainConfig().n_envs, TrainConfig().n_steps) == (256, 16)
+    assert ppo_config(task, 1_000, 0, tmp_path / "run", False).n_envs == 16  # a smoke test's own
