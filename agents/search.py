@@ -485,11 +485,11 @@ def rollout_turn(s: GameState, check: bool = False, hold: bool = False) -> None:
     hand empties, §5).
 
     With ``hold`` (``policy="holding"``) a seat that has put nothing on the table this
-    hand keeps its melds and lay-offs in hand until it can go out this turn (what stays after them is at most one card it may
-    discard, none where that is allowed; RULES.md §5: going rummy scores
-    ``rummy_multiplier`` times), as the holding heuristic does, and discards the
-    highest-value card outside its melds, lay-offs and partial melds meanwhile; at a
-    ``scoring="melds"`` table (500 Rum) it melds as the greedy policy does.
+    hand keeps its melds and lay-offs in hand until it can go out this turn (what stays
+    after them is at most one card it may discard, or none where that is allowed; RULES.md
+    §5: going rummy scores ``rummy_multiplier`` times), as the holding heuristic does, and
+    meanwhile discards the highest-value card outside its melds, lay-offs and partial
+    melds; at a ``scoring="melds"`` table (500 Rum) it melds as the greedy policy does.
 
     With ``check`` every action is verified against ``engine.legal_actions`` first."""
     rules = s.rules
@@ -676,8 +676,8 @@ class _VariantSeatView:
 
 def variant_turn(s: GameState, policy: str = "greedy") -> None:
     """One decision of the seat to move at a deck-variant table (RULES.md §10.1-10.3), by
-    the deck-variant rules of the scripted agent ``policy`` (``GreedyAgent`` or
-    ``HeuristicAgent``: ``_Scripted._act_variant``), a ``joker as <card>`` step being one
+    the deck-variant rules of the scripted agent ``policy`` (``GreedyAgent``, ``HeuristicAgent``
+    or, for ``"holding"``, the holding heuristic: ``_Scripted._act_variant``), a ``joker as <card>`` step being one
     decision. It reads only that seat's information: ``greedy`` a ``_VariantSeatView`` of
     the sampled position, ``heuristic`` (which reads more of it) the seat's own encoded
     observation (``Encoder.encode``)."""

@@ -108,7 +108,7 @@ def ppo_config(task: Task, budget: int, seed: int, run_dir: Path, warm: bool, **
                              checkpoint_every=max(budget, 1), progress=False)
     if budget < SMOKE_BELOW:  # a smoke test: 16 games in this process, small batches
         d.update(n_envs=16, workers=1, n_steps=32, batch_size=256)
-    else:  # the rollout the reference rows were trained with (rummy train's default until 0.1's session 41)
+    else:  # the rollout the reference rows were trained with (rummy train's default when they were published)
         d.update(n_envs=PPO_N_ENVS, n_steps=PPO_N_STEPS)
     if warm:  # WARM_DECISIONS, or the budget when smaller (a smoke test)
         d.update(warmstart_decisions=min(WARM_DECISIONS, budget), warmstart_dagger_rounds=1,
