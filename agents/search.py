@@ -485,7 +485,7 @@ def rollout_turn(s: GameState, check: bool = False, hold: bool = False) -> None:
     hand empties, §5).
 
     With ``hold`` (``policy="holding"``) a seat that has put nothing on the table this
-    hand keeps its melds and lay-offs in hand until it can go out this turn (what stays
+    hand (in an earlier turn or this one) keeps its melds and lay-offs in hand until it can go out this turn (what stays
     after them is at most one card it may discard, or none where that is allowed; RULES.md
     §5: going rummy scores ``rummy_multiplier`` times), as the holding heuristic does, and
     meanwhile discards the highest-value card outside its melds, lay-offs and partial
@@ -503,7 +503,7 @@ def rollout_turn(s: GameState, check: bool = False, hold: bool = False) -> None:
             _checked(s, DRAW_STOCK, check)
         return
     hand = s.hands[p]
-    if hold and not s.has_melded[p] and not s.table.melds_scoring:
+    if hold and not (s.has_melded[p] or s.melded_this_turn) and not s.table.melds_scoring:
         _, melded, placed = meld_plan(hand, aces, ap, s.layoff_masks if rules.layoffs else None)
         f = s.drawn_from_discard
         rest = hand & ~(melded | placed)
@@ -1081,7 +1081,7 @@ def parse_options(text: str) -> dict[str, Any]:
         try:
             iv: int | float = float(val.strip()) if key == "margin" else int(val.strip())
         except ValueError:
-            kind = "a number" if key == "margin" else "an int"
+            kind = "a number" if key == "margin" else "0 or 1" if key in ("halving", "timing") else "an int"
             raise ValueError(f"search option {key} must be {kind}, got {val.strip()!r}") from None
         out[key] = iv
     if "top" in out and not out.get("guide"):

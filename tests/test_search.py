@@ -308,8 +308,26 @@ def test_timing_searches_putting_the_melds_down():
     plain = SearchAgent(seed=1, samples=8)
     plain.act(ob["observation"], ob["action_mask"])
     assert seven_set not in plain.last_values and plain.last_values
-    with pytest.raises(ValueError, match="timing must be 0 or 1"):
-        parse_options("timing=2")
+    for bad in ("timing=2", "timing=-1", "timing=1.5", "timing=true"):
+        with pytest.raises(ValueError, match="timing must be 0 or 1"):
+            parse_options(bad)
+
+
+def test_holding_rollout_stops_holding_once_it_has_melded_this_turn():
+    # 7C 7D 7H and 2D 3D 4D are sets/runs, six loose cards stay: the holding rollout would
+    # hold both; once the sevens are down this turn (the timing candidate's move) it has
+    # put something on the table, so it lays 2D 3D 4D down too and discards KH (RULES.md §3)
+    from rummy_env.actions import MELD_BASE
+    from rummy_env.agents.search import rollout_turn
+    from rummy_env.melds import meld_of_cards
+
+    hand = ["7C", "7D", "7H", "2D", "3D", "4D", "AS", "5S", "JC", "KH", "QS"]
+    s = _hold_position(hand)
+    engine.apply(s, MELD_BASE + meld_of_cards(sum(1 << parse_card(c) for c in ("7C", "7D", "7H")), "low"))
+    rollout_turn(s, check=True, hold=True)
+    assert sorted(m.mask for m in s.melds) == sorted(sum(1 << parse_card(c) for c in cs)
+                                                     for cs in (("7C", "7D", "7H"), ("2D", "3D", "4D")))
+    assert s.discard[-1] == parse_card("KH")
 
 
 def test_holding_rollout_goes_rummy_when_one_card_is_left():
