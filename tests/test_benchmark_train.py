@@ -72,17 +72,31 @@ def test_best_response_smoke(tmp_path, capsys):
     assert "best response against greedy" in capsys.readouterr().out
 
 
-def test_reference_ppo_keeps_the_published_rollout(tmp_path):
-    # the reference rows of ppo / ppo-warmstart were trained with 64 games x 64 steps a
-    # rollout; rummy train's default changed to 256 x 16 (the same 4,096 steps), and a
-    # task's reproducing command must keep training what its rows were trained with
+def test_reference_runs_train_what_their_published_rows_were_trained_with(tmp_path):
+    # every published PPO-family row records its TrainConfig; the reproducing command
+    # (ppo_config for the row's task, budget and seed) must give that config again, though
+    # rummy train's defaults moved since (256 x 16 rollouts, precision "auto"). Keys added
+    # after a row was made must take the value that behaves as before: precision float32,
+    # no init_policy.
+    from pathlib import Path
+
     from rummy_env.benchmark.algos import ppo_config
     from rummy_env.benchmark.tasks import get_task
-    from rummy_env.train.config import TrainConfig
 
-    task = get_task("classic-2p-v1")
-    for warm in (False, True):
-        cfg = ppo_config(task, 500_000, 0, tmp_path / "run", warm)
-        assert (cfg.n_envs, cfg.n_steps) == (64, 64)
-    assert (TrainConfig().n_envs, TrainConfig().n_steps) == (256, 16)
-    assert ppo_config(task, 1_000, 0, tmp_path / "run", False).n_envs == 16  # a smoke test's own
+    added_since = {"precision": "float32", "init_policy": ""}
+    rows = sorted(Path(__file__).resolve().parents[1].glob("benchmark/rows/*/*.json"))
+    checked = 0
+    for path in rows:
+        row = json.loads(path.read_text())
+        train = row.get("training") or {}
+        name = (row.get("algorithm") or {}).get("name", "")
+        if name not in ("ppo", "ppo-warmstart", "rllib-ppo") or "config" not in train:
+            continue
+        cfg = ppo_config(get_task(path.parent.name), train["budget"], train["seed"], tmp_path / "run",
+                         name == "ppo-warmstart").to_dict()
+        recorded = {**added_since, **train["config"]}
+        diff = {k: (recorded.get(k), cfg.get(k)) for k in set(recorded) | set(cfg)
+                if k != "out" and recorded.get(k) != cfg.get(k)}
+        assert not diff, f"{path.name}: (recorded, now) {diff}"
+        checked += 1
+    assert checked >= 15  # ppo, ppo-warmstart and rllib-ppo, 5 seeds each on classic-2p-v1
