@@ -41,7 +41,7 @@ import numpy as np
 from rummy_env.actions import DIG_BASE, DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BASE, MELD_BASE
 from rummy_env.cards import FULL_DECK, JOKER, RANK_MASKS, SUIT_MASKS, card_points, cards_of, mask_points
 from rummy_env.engine import meld_forms
-from rummy_env.meld_analysis import WINDOWS, meld_plan, next_high, next_low, partial_mask
+from rummy_env.meld_analysis import WINDOWS, goes_out, meld_plan, next_high, next_low, partial_mask
 from rummy_env.melds import MELD_MASK, melds_in
 from rummy_env.observation import PlayerView, SeededAgent
 
@@ -453,13 +453,11 @@ class HeuristicAgent(_Scripted):
         ids, pm, placed = meld_plan(hand, aces, v.ace_points, v.layoff_masks if v.layoffs else None)
         dead_wood = hand & ~pm
         unplaced = dead_wood & ~placed
-        fbit = (1 << v.drawn) if v.drawn >= 0 else 0
         nu = unplaced.bit_count()
 
         hold = False
         if pm or placed:
-            go_now = (nu == 0 and not v.must_discard) or (nu == 1 and not unplaced & fbit)
-            if go_now:
+            if goes_out(unplaced, v.drawn, v.must_discard):
                 pass
             elif self.HOLD_MELDS and not v.melds_scoring:  # under meld scoring a held meld only risks its points
                 hold = True

@@ -51,7 +51,7 @@ default 300; the turn count is read as ``turn_frac * 300``).
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -62,7 +62,7 @@ from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, LAYOFF_BAS
 from rummy_env.cards import (FULL_DECK, JOKER, LAYER, LAYER_MASK, TEXT_OF, cards_of, count_add, count_points, count_cards,
                              count_remove_set, count_size, mask_points)
 from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
-from rummy_env.meld_analysis import best_partition, meld_plan, partial_mask
+from rummy_env.meld_analysis import best_partition, goes_out, meld_plan, partial_mask
 from rummy_env.melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, layoff_masks_after, meld_layoff_masks,
                              melds_in)
 from rummy_env.observation import Encoder, PlayerView
@@ -507,11 +507,11 @@ def rollout_turn(s: GameState, check: bool = False, hold: bool = False) -> None:
         _, melded, placed = meld_plan(hand, aces, ap, s.layoff_masks if rules.layoffs else None)
         f = s.drawn_from_discard
         rest = hand & ~(melded | placed)
-        n_rest = rest.bit_count()
-        out = (n_rest == 1 and (f < 0 or rest != 1 << f)) or (n_rest == 0 and not rules.must_discard_to_go_out)
-        if not out:
+        if not goes_out(rest, f, rules.must_discard_to_go_out):
             cand = rest & ~(1 << f) if f >= 0 else rest
-            if cand:  # hold: discard a deadwood card, melds and lay-offs stay in hand
+            # hold: discard a deadwood card, melds and lay-offs stay in hand (with none to
+            # discard, only the card just taken left over, it plays greedy's turn below)
+            if cand:
                 cand = cand & ~partial_mask(hand, aces) or cand
                 _checked(s, DISCARD_BASE + _highest(cand, _POINTS[ap]), check)
                 return
@@ -750,14 +750,11 @@ def rollout(s: GameState, seat: int = 0, depth: int = 0, check: bool = False, po
                 return leaf_value(s, seat)
             variant_turn(s, policy)
         return float(s.payoffs[seat])
-    hold = policy == "holding"
+    turn = heuristic_turn if policy == "heuristic" else partial(rollout_turn, hold=policy == "holding")
     while not s.hand_over:
         if stop is not None and s.turn >= stop and s.phase == DRAW:
             return leaf_value(s, seat)
-        if policy == "heuristic":
-            heuristic_turn(s, check)
-        else:
-            rollout_turn(s, check, hold)
+        turn(s, check)
     return float(s.payoffs[seat])
 
 
@@ -878,9 +875,7 @@ class SearchAgent:
             cands = self.discard_candidates(v)
             if prior not in cands:
                 cands.append(prior)
-            put = self.put_down(v) if self.timing else None
-            if put is not None:
-                cands.append(put)
+            self._add_put_down(v, cands)
             if len(cands) == 1:
                 return cands[0]
         return self.search(v, cands, prior)
@@ -890,7 +885,10 @@ class SearchAgent:
         the base would hold them (RULES.md §3, §5: melds on the table stop a rummy and let
         the others lay off, but take their points out of the hand): the first meld of the
         best partition, else a lay-off of a card the melds leave, else ``None`` (nothing
-        to put down, or a table whose melds score, §10.4)."""
+        to put down, or a table whose melds score, §10.4, or a deck-variant table).
+
+        Returns: an action id (``MELD_BASE + meld id`` or ``LAYOFF_BASE + 3 * card + end``,
+        legal in ``v``'s mask) or ``None``."""
         if v.melds_scoring or v.variant is not None:
             return None
         ids, melded, placed = meld_plan(v.hand, v.aces, v.ace_points, v.layoff_masks if v.layoffs else None)
@@ -901,6 +899,12 @@ class SearchAgent:
             if placed >> ((a - LAYOFF_BASE) // 3) & 1:
                 return a
         return None
+
+    def _add_put_down(self, v: PlayerView, cands: list[int]) -> None:
+        """With ``timing=1``, append ``put_down(v)`` to the candidates when there is one."""
+        put = self.put_down(v) if self.timing else None
+        if put is not None:
+            cands.append(put)
 
     def _base_move(self, v: PlayerView) -> int:
         """The base agent's action in the play phase (its deck-variant rules at such a table)."""
@@ -954,9 +958,7 @@ class SearchAgent:
         base = self._base_move(v)
         if DISCARD_BASE <= base < MELD_BASE and base not in cands:
             cands.append(base)
-        put = self.put_down(v) if self.timing else None
-        if put is not None:
-            cands.append(put)
+        self._add_put_down(v, cands)
         return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
 
     def discard_candidates(self, v: PlayerView) -> list[int]:

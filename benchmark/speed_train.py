@@ -338,9 +338,7 @@ def run(args: argparse.Namespace) -> int:
             extra[k.strip()] = v
     from rummy_env.train.config import TrainConfig
 
-    n_envs = TrainConfig().n_envs if args.n_envs is None else args.n_envs
-    if n_envs < 1:
-        raise ValueError(f"--n-envs must be >= 1, got {n_envs}")
+    n_envs = TrainConfig().n_envs if args.n_envs is None else args.n_envs  # TrainConfig.validate checks it
     rows = []
     if getattr(args, "profile", False):
         for w in args.workers:

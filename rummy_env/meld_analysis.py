@@ -207,4 +207,15 @@ def meld_plan(hand: int, aces: str, ace_points: int,
     return ids, melded, layoff_closure(hand & ~melded, s, lo, hi, aces)
 
 
-__all__ = ["WINDOWS", "best_partition", "layoff_closure", "meld_plan", "next_high", "next_low", "partial_mask"]
+def goes_out(rest: int, drawn: int, must_discard: bool) -> bool:
+    """Whether a hand goes out this turn once every card but ``rest`` (52-bit mask) is
+    melded or laid off (RULES.md §5): nothing is left and the rules do not require a final
+    discard (``must_discard_to_go_out``), or one card is left to discard and it is not
+    ``drawn``, the card taken from the discard pile this turn (-1: none), which may not be
+    discarded in the same turn (§3)."""
+    n = rest.bit_count()
+    return (n == 0 and not must_discard) or (n == 1 and (drawn < 0 or rest != 1 << drawn))
+
+
+__all__ = ["WINDOWS", "best_partition", "goes_out", "layoff_closure", "meld_plan", "next_high", "next_low",
+           "partial_mask"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rummy_env.cards import mask_of, parse_card, parse_cards
-from rummy_env.meld_analysis import WINDOWS, best_partition, layoff_closure, meld_plan, next_high, next_low, partial_mask
+from rummy_env.meld_analysis import (WINDOWS, best_partition, goes_out, layoff_closure, meld_plan, next_high, next_low,
+                                     partial_mask)
 from rummy_env.melds import MELD_ID_BY_MASK
 
 
@@ -72,3 +73,15 @@ def test_meld_plan_melds_then_lays_off_in_a_chain():
     assert meld_plan(hand, "high", 1, table) == ((run,), _m("7H", "8H", "9H"), _m("2S"))
     # lay-offs switched off: melds only
     assert meld_plan(hand, "low", 1, None) == ((run,), _m("7H", "8H", "9H"), 0)
+
+
+def test_goes_out_by_the_going_out_rules():
+    # RULES.md §5: out with nothing left unless a final discard is required, or with one
+    # card left to discard that is not the one just taken from the discard pile (§3)
+    kh, qs = parse_card("KH"), parse_card("QS")
+    assert goes_out(0, -1, must_discard=False)
+    assert not goes_out(0, -1, must_discard=True)
+    assert goes_out(1 << kh, -1, must_discard=True)
+    assert goes_out(1 << kh, qs, must_discard=False)
+    assert not goes_out(1 << kh, kh, must_discard=False)  # KH was just taken from the pile
+    assert not goes_out(1 << kh | 1 << qs, -1, must_discard=False)
