@@ -350,7 +350,7 @@ def test_pipelined_rollout_collects_what_sb3s_loop_collects():
                             policy_kwargs={"net_arch": [16]}, device="cpu")
         pol = model.policy
         plain_forward = pol.forward
-        pol.forward = lambda obs, deterministic=False, action_masks=None: plain_forward(obs, True, action_masks)
+        pol.forward = lambda obs, deterministic=False, action_masks=None, **kw: plain_forward(obs, True, action_masks)
         got, ends = [], []
         for env, collect in zip(envs, (model.collect_rollouts,
                                        lambda *a: MaskablePPO.collect_rollouts(model, *a))):
@@ -393,6 +393,48 @@ def test_pipelined_rollout_collects_what_sb3s_loop_collects():
             envs[0].step_part_async(2, np.zeros(4, dtype=np.int64))
         with pytest.raises(ValueError, match="worker 0 plays 4 games: give 4 actions, got 3"):
             envs[0].step_part_async(0, np.zeros(3, dtype=np.int64))
+    finally:
+        for env in envs:
+            env.close()
+
+
+def test_pipelined_rollout_samples_what_sb3s_loop_samples_in_any_order_of_the_workers():
+    """Sampling, not only a deterministic policy: the pipelined rollout draws each step's
+    Gumbel noise for all games at once (``torch.rand`` of ``[n_envs, A]``, what SB3's
+    loop draws for its one forward pass), so from the same torch seed it samples the
+    actions sb3-contrib's ``collect_rollouts`` samples, and the same again when the
+    workers are answered in the other order (as when worker 1 finishes first)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from rummy_env.train.policy import FastMaskablePolicy, SelfPlayPPO
+
+    class Go(BaseCallback):
+        def _on_step(self):
+            return True
+
+    rules = Rules.make("classic")
+    weights = {"random": 0.5, "heuristic": 0.5}
+    envs = [MultiProcSelfPlayVecEnv(rules, 8, 2, seed=6, reward_scale=0.01, weights=weights,
+                                    max_snapshots=1, latest_prob=0.5) for _ in range(3)]
+    try:
+        model = SelfPlayPPO(FastMaskablePolicy, envs[0], n_steps=20, batch_size=40, seed=0,
+                            policy_kwargs={"net_arch": [16]}, device="cpu")
+        envs[2].ready_workers = lambda pending: sorted(pending, reverse=True)  # worker 1 first, always
+        got = []
+        for env, collect in zip(envs, (model.collect_rollouts, lambda *a: MaskablePPO.collect_rollouts(model, *a),
+                                       model.collect_rollouts)):
+            model._last_obs, model._last_episode_starts = env.reset(), np.ones(8, dtype=bool)
+            model.num_timesteps = 0
+            model.ep_info_buffer, model.ep_success_buffer = deque(maxlen=100), deque(maxlen=100)
+            cb = Go()
+            cb.init_callback(model)
+            torch.manual_seed(123)
+            assert collect(env, cb, model.rollout_buffer, 20)
+            got.append(model.rollout_buffer.actions.copy())
+        assert len(np.unique(got[0])) > 5  # sampled: many different actions
+        np.testing.assert_array_equal(got[0], got[1])
+        np.testing.assert_array_equal(got[0], got[2])
     finally:
         for env in envs:
             env.close()

@@ -260,6 +260,71 @@ def test_snapshot_net_matches_policy_logits():
         torch.testing.assert_close(rebuilt(obs), want)
 
 
+def test_a_bfloat16_snapshot_plays_the_logits_of_the_policy_it_froze_in_bfloat16():
+    """``ActorNet.use_bf16`` (a run that trains in bfloat16, ``OpponentPool(bf16=True)``):
+    the snapshot's logits are exactly the policy's own bfloat16 rollout logits
+    (``FastMaskablePolicy._heads`` under autocast), float32; its ``state_dict`` stays the
+    float32 weights (a checkpoint's snapshots), and ``use_bf16(False)`` gives the float32
+    logits back."""
+    from rummy_env.train.pool import ActorNet, OpponentPool
+
+    fast, _ = _policies()
+    obs = (torch.rand(16, 548, generator=torch.Generator().manual_seed(5)) < 0.2).float()
+    net = ActorNet.from_policy(fast)
+    with torch.no_grad():
+        f32 = net(obs)
+        fast.bf16 = True
+        try:
+            want, _ = fast._heads(obs)
+        finally:
+            fast.bf16 = False
+        assert net.use_bf16() is net
+        got = net(obs)
+        assert got.dtype == torch.float32 and torch.equal(got, want)
+        assert torch.equal(net.head(net.core(obs)), want)
+        assert not torch.equal(got, f32)  # it did run in bfloat16
+        assert all(v.dtype == torch.float32 for v in net.state_dict().values())
+        assert set(net.state_dict()) == set(ActorNet.from_policy(fast).state_dict())
+        net.use_bf16(False)
+        assert torch.equal(net(obs), f32)
+        pool = OpponentPool({"snapshot": 1.0}, 2, 0.5, {}, bf16=True)
+        pool.add_net(ActorNet.from_policy(fast), 10)
+        assert torch.equal(pool.snapshots[0].net(obs), want)
+        plain = OpponentPool({"snapshot": 1.0}, 2, 0.5, {})
+        plain.add_net(ActorNet.from_policy(fast), 10)
+        assert torch.equal(plain.snapshots[0].net(obs), f32)
+
+
+def test_snapshot_sampling_draws_the_generators_gumbel_noise():
+    """``SnapshotAgent.sample`` with one generator per row adds to each row the noise that
+    row's ``Generator.gumbel`` would draw (``gumbel_from_uniform`` of its uniforms: the
+    same stream), so a game's opponent moves follow its own seed; a uniform draw of 0
+    gives a large finite noise, which never lifts a masked logit (-1e9) over a legal one."""
+    from rummy_env.agents.masking import mask_logits
+    from rummy_env.train.pool import ActorNet, SnapshotAgent, gumbel_from_uniform
+
+    gen = np.random.default_rng(1)
+    logits = gen.standard_normal((6, 579)).astype(np.float32)
+    masks = gen.random((6, 579)) < 0.02
+    masks[:, 3] = True
+    logits = mask_logits(logits, masks)
+    agent = SnapshotAgent(ActorNet(548, [4], 579))
+    got = agent.sample(logits, rngs=[np.random.default_rng(50 + i) for i in range(6)])
+    want = np.array([int(np.argmax(row + np.random.default_rng(50 + i).gumbel(size=579)))
+                     for i, row in enumerate(logits)])
+    np.testing.assert_array_equal(got, want)
+    assert all(masks[i, a] for i, a in enumerate(got))
+    u = np.array([0.0, 0.5, 1 - 2.0 ** -53])
+    g = gumbel_from_uniform(u.copy())
+    assert np.isfinite(g).all() and 700 < g[0] < 710
+    np.testing.assert_allclose(g[1:], [-np.log(-np.log(0.5)), -np.log(-np.log(2.0 ** -53))])
+    row = np.full(579, -1e9, dtype=np.float32)
+    row[[4, 9]] = [0.0, -3.0]
+    u = np.full((1, 579), 0.5)
+    u[0, 100] = 0.0  # the largest noise on an illegal action
+    assert int(np.argmax(row + gumbel_from_uniform(u)[0])) in (4, 9)
+
+
 def test_a_snapshot_carries_its_table_not_its_sizes():
     """A jokers policy's snapshot spec names its table (2 players, jokers: 814 entries,
     632 ids), rebuilds from it, and a checkpoint spec written before specs held their

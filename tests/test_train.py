@@ -168,6 +168,83 @@ def test_opponent_pool_sampling():
     assert all(a is base["greedy"] for k, a in draws if k == "greedy")
 
 
+def test_snapshot_windows_share_one_older_snapshot_with_the_same_odds_per_hand():
+    """``OpponentPool.rotate`` (``snapshot_rotation``): within a window every draw that
+    does not pick the latest snapshot gives the window's one; the draws consume the
+    generator as without windows (same kinds, same latest-or-not); over many windows
+    each hand's snapshot has the odds it has without them: with latest_prob 0.5 and 4
+    stored, the latest 0.5 + 0.5 / 4 = 0.625 and each other 0.125. A window whose
+    snapshot is dropped draws uniformly again until the next rotation."""
+    from rummy_env.train.pool import ActorNet
+
+    def pool_of(n):
+        pool = OpponentPool({"snapshot": 1.0, "greedy": 1.0}, max_snapshots=4, latest_prob=0.5,
+                            baselines={"greedy": object()})
+        for step in range(n):
+            pool.add_net(ActorNet(548, [4], 579), step)
+        return pool
+
+    plain, windowed = pool_of(4), pool_of(4)
+    for k in range(4):  # the same nets, so draws can be compared by index
+        windowed.snapshots[k] = plain.snapshots[k]
+    windowed.rotate(np.random.default_rng(9))
+    w = windowed.window
+    assert w in plain.snapshots
+    r1, r2 = np.random.default_rng(1), np.random.default_rng(1)
+    for _ in range(300):
+        (k1, a1), (k2, a2) = plain.sample(r1), windowed.sample(r2)
+        assert k1 == k2
+        if k1 == "snapshot":  # the latest where both drew the latest (latest_prob), else the window's
+            assert a2 is w or (a1 is a2 is plain.snapshots[-1])
+    counts = np.zeros(4)
+    rng, rot = np.random.default_rng(2), np.random.default_rng(3)
+    n = 0
+    for _ in range(4000):
+        windowed.rotate(rot)
+        for _ in range(10):
+            kind, agent = windowed.sample(rng)
+            if kind == "snapshot":
+                counts[windowed.snapshots.index(agent)] += 1
+                n += 1
+    np.testing.assert_allclose(counts / n, [0.125, 0.125, 0.125, 0.625], atol=0.015)
+    windowed.window = windowed.snapshots[0]
+    windowed.add_net(ActorNet(548, [4], 579), 99)  # the window's snapshot is the oldest: dropped
+    assert windowed.window is None
+    assert len({id(a) for k, a in (windowed.sample(rng) for _ in range(200)) if k == "snapshot"}) == 4
+    empty = pool_of(0)
+    empty.rotate(rng)
+    assert empty.window is None
+
+
+def test_a_window_deals_its_games_two_snapshots_at_most():
+    """``SelfPlayVecEnv(rotate_steps=...)``: the hands dealt in one window face the
+    latest snapshot or the window's one (64 games against a pool of 6 snapshots); without
+    windows they face more of the six. ``TrainConfig.snapshot_rotation`` becomes vector
+    steps rounded up (``rotate_steps``) and must not be negative."""
+    from rummy_env.train.pool import ActorNet, SnapshotAgent
+
+    def opponents(rotate_steps):
+        pool = OpponentPool({"snapshot": 1.0}, 6, 0.5, {})
+        for step in range(6):
+            pool.add_net(ActorNet(548, [4], 579), step)
+        venv = SelfPlayVecEnv(Rules.preset("classic"), pool, n_envs=64, seed=4, rotate_steps=rotate_steps)
+        venv.reset()
+        return {id(a) for g in venv.games for a in g.opps if isinstance(a, SnapshotAgent)}, pool
+
+    seen, pool = opponents(1000)
+    assert seen == {id(pool.snapshots[-1]), id(pool.window)}
+    seen, _ = opponents(0)
+    assert len(seen) >= 4
+    assert TrainConfig(snapshot_rotation=16384).rotate_steps == 64  # 256 games a step
+    assert TrainConfig(snapshot_rotation=100, n_envs=64, n_steps=32, batch_size=64).rotate_steps == 2
+    with pytest.raises(ValueError, match=r"snapshot_rotation must be an int >= 0 \(learner timesteps; 0: no "
+                                         r"windows\), got -1"):
+        TrainConfig.from_dict({"snapshot_rotation": -1})
+    with pytest.raises(ValueError, match="rotate_steps must be an int >= 0, got -2"):
+        SelfPlayVecEnv(Rules.preset("classic"), OpponentPool({"random": 1.0}, 1, 0.5, {"random": RandomAgent(0)}),
+                       n_envs=1, rotate_steps=-2)
+
+
 def test_config_toml_round_trip_and_errors(tmp_path):
     cfg = TrainConfig(timesteps=1234, net_arch=[64, 64], opponent_weights={"random": 1.0})
     p = tmp_path / "c.toml"

@@ -82,14 +82,20 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
         return torch.log_softmax(logits, dim=-1), masks
 
     def forward(self, obs: torch.Tensor, deterministic: bool = False,
-                action_masks: Optional[np.ndarray] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                action_masks: Optional[np.ndarray] = None,
+                uniform: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """SB3's ``forward``; ``uniform`` (float32 ``[B, N]`` in [0, 1), overwritten): the
+        draws of the Gumbel noise, else ``torch.rand_like`` of the logits (the pipelined
+        rollout draws a whole step's at once, so the rows' noise does not depend on the
+        order in which the workers are answered)."""
         logits, values = self._heads(obs)
         logp, _ = self._log_probs(logits, action_masks)
         if deterministic:
             actions = logp.argmax(dim=-1)
         else:
             # Gumbel-max: argmax(log p + G), G = -log(-log U), U ~ Uniform[0, 1)
-            actions = (logp - torch.rand_like(logp).log_().neg_().log_()).argmax(dim=-1)
+            u = torch.rand_like(logp) if uniform is None else uniform
+            actions = (logp - u.log_().neg_().log_()).argmax(dim=-1)
         return actions, values, logp.gather(-1, actions[:, None]).squeeze(-1)
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor,
@@ -125,6 +131,13 @@ class SelfPlayPPO(MaskablePPO):
     """
 
     update_threads: int = 1
+
+    def _update_info_buffer(self, infos: list[dict], dones: Optional[np.ndarray] = None) -> None:
+        """SB3's, over the games whose info is not empty only (a hand that ended): the same
+        episode and success buffers, without two dict lookups per game per step (the
+        rollout's infos are empty while hands go on; 256 games a step)."""
+        kept = [i for i, info in enumerate(infos) if info]
+        super()._update_info_buffer([infos[i] for i in kept], None if dones is None else np.asarray(dones)[kept])
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int,
                          use_masking: bool = True) -> bool:
@@ -172,16 +185,23 @@ class SelfPlayPPO(MaskablePPO):
         logps = torch.empty(n)
         nxt_acts, nxt_vals, nxt_logps = np.empty_like(acts), torch.empty_like(vals), torch.empty_like(logps)
 
-        def answer(w, obs, masks, a_out, v_out, lp_out):
+        n_act = cur_masks.shape[1]
+
+        def step_noise():  # one draw for the step's rows, whatever order the workers are answered in
+            return torch.rand((n, n_act))
+
+        def answer(w, obs, masks, a_out, v_out, lp_out, noise):
             with torch.no_grad():
-                a, v, lp = self.policy(obs_as_tensor(obs[rows[w]], self.device), action_masks=masks[rows[w]])
+                a, v, lp = self.policy(obs_as_tensor(obs[rows[w]], self.device), action_masks=masks[rows[w]],
+                                       uniform=noise[rows[w]])
             a_out[rows[w]] = a.cpu().numpy()
             v_out[rows[w]] = v
             lp_out[rows[w]] = lp
             env.step_part_async(w, a_out[rows[w]])
 
+        noise = step_noise()
         for w in range(workers):
-            answer(w, cur_obs, cur_masks, acts, vals, logps)
+            answer(w, cur_obs, cur_masks, acts, vals, logps, noise)
         new_obs = cur_obs
         dones = np.zeros(n, dtype=bool)
         for step in range(n_rollout_steps):
@@ -189,14 +209,18 @@ class SelfPlayPPO(MaskablePPO):
             rewards = np.empty(n, dtype=np.float32)
             dones = np.empty(n, dtype=bool)
             infos: list[dict] = [{} for _ in range(n)]
-            for w in range(workers):
-                for i, info in env.step_part_wait(w).items():
-                    infos[i] = info
-                r = rows[w]
-                nxt_obs[r], nxt_masks[r] = sh.obs[r], sh.masks[r] != 0
-                rewards[r], dones[r] = sh.rewards[r], sh.dones[r] != 0
-                if not last:  # worker w steps t + 1 while the learner waits for the next one
-                    answer(w, nxt_obs, nxt_masks, nxt_acts, nxt_vals, nxt_logps)
+            noise = None if last else step_noise()
+            pending = list(range(workers))
+            while pending:  # each worker as soon as it has stepped: none waits behind a slower one
+                for w in env.ready_workers(pending):
+                    pending.remove(w)
+                    for i, info in env.step_part_wait(w).items():
+                        infos[i] = info
+                    r = rows[w]
+                    nxt_obs[r], nxt_masks[r] = sh.obs[r], sh.masks[r] != 0
+                    rewards[r], dones[r] = sh.rewards[r], sh.dones[r] != 0
+                    if not last:  # worker w steps t + 1 while the learner waits for the others
+                        answer(w, nxt_obs, nxt_masks, nxt_acts, nxt_vals, nxt_logps, noise)
             new_obs = nxt_obs.copy()
             self.num_timesteps += n
             actions = acts

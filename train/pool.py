@@ -92,7 +92,30 @@ class ActorNet(nn.Module):
         return net
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if self.__dict__.get("_bf16") is not None:
+            return self.head(self.core(obs))
         return self.action_net(self.policy_net(self.features(obs)))
+
+    def use_bf16(self, on: bool = True) -> "ActorNet":
+        """Run the learned layers (trunk, policy MLP, action head) in bfloat16 from now on
+        (``on=False``: back to float32); returns ``self``. A bfloat16 copy of those layers
+        is kept beside the float32 weights, which stay what ``state_dict`` gives (a
+        checkpoint's snapshots stay float32); the card features stay float32 and the
+        logits come back float32. The arithmetic is that of the learner's rollouts under
+        ``torch.autocast("cpu", torch.bfloat16)`` (``TrainConfig.precision``; the same
+        casts of inputs, weights and biases, tanh in bfloat16): a snapshot plays the very
+        logits the policy it froze played in its rollouts (tested). Its trunk layer costs
+        about half the float32 one for 2-8 rows on a CPU with native bfloat16, measured
+        alone; a real run's workers were no faster for it (docs/benchmarks.md, issue 26).
+        Call it again after loading new weights."""
+        self.__dict__["_bf16"] = None
+        if on:
+            import copy
+
+            trunk = self.features.trunk if hasattr(self.features, "trunk") else nn.Identity()
+            self.__dict__["_bf16"] = copy.deepcopy(nn.ModuleList([trunk, self.policy_net, self.action_net])
+                                                   ).to(torch.bfloat16)
+        return self
 
     @property
     def core_key(self) -> tuple | None:
@@ -106,12 +129,21 @@ class ActorNet(nn.Module):
     def core(self, obs: torch.Tensor) -> torch.Tensor:
         """The weight-free card features of float32 ``[B, obs_dim]`` observations
         (``[B, obs_dim + EXTRA]``, ``+ JOKER_EXTRA`` with ``"cards+jokers"``:
-        ``CardMeldFeatures``), or the observations themselves without card features."""
-        return self.features.core(obs) if self.spec["features"] != "none" else obs
+        ``CardMeldFeatures``), or the observations themselves without card features.
+        After ``use_bf16`` computed under ``torch.autocast`` as the learner computes them
+        (its matrix product in bfloat16: the same values, counts of 0/1 cards)."""
+        if self.spec["features"] == "none":
+            return obs
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.__dict__.get("_bf16") is not None):
+            return self.features.core(obs)
 
     def head(self, core: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, N]`` from ``core`` features: the learned layers (trunk, policy MLP,
         action head); ``forward(obs) == head(core(obs))``."""
+        half = self.__dict__.get("_bf16")
+        if half is not None:
+            trunk, policy_net, action_net = half
+            return action_net(policy_net(trunk(core.to(torch.bfloat16)))).float()
         x = self.features.trunk(core) if hasattr(self.features, "trunk") else core
         return self.action_net(self.policy_net(x))
 
@@ -152,6 +184,23 @@ def masked_logits(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndar
     return mask_logits(logits, masks)
 
 
+def gumbel_from_uniform(u: np.ndarray) -> np.ndarray:
+    """Standard Gumbel noise from uniform draws ``u`` in [0, 1) (float64, any shape),
+    in place: ``-log(-log(1 - u))``, what ``Generator.gumbel`` computes from the same
+    ``Generator.random`` draw, so a generator's stream gives the same noise either way
+    (up to the last bit of the vectorised log). ``Generator.gumbel`` redraws the one
+    value ``u = 0`` (probability 2**-53); here it gives a large finite noise (about
+    708) instead of infinity, so a masked logit (``MASK_FILL``) still never wins.
+    One vectorised pass instead of a ``gumbel`` call per row (issue 26: a worker's
+    snapshot sampling)."""
+    np.subtract(1.0, u, out=u)
+    np.log(u, out=u)
+    np.negative(u, out=u)
+    np.maximum(u, np.finfo(np.float64).tiny, out=u)
+    np.log(u, out=u)
+    return np.negative(u, out=u)
+
+
 class SnapshotAgent:
     """A frozen policy snapshot. ``act`` follows API.md's agent protocol (sampling);
     ``act_batch`` answers many games at once. ``greedy=True`` takes the most probable
@@ -186,11 +235,11 @@ class SnapshotAgent:
         if rngs is not None:
             if len(rngs) != len(logits):
                 raise ValueError(f"rngs must have one generator per row ({len(logits)}), got {len(rngs)}")
-            g = np.empty(logits.shape)
-            for row, r in zip(g, rngs):
-                row[:] = r.gumbel(size=logits.shape[1])
-        else:
-            g = (rng or self.rng).gumbel(size=logits.shape)
+            u = np.empty(logits.shape)
+            for row, r in zip(u, rngs):
+                r.random(out=row)
+            return (logits + gumbel_from_uniform(u)).argmax(axis=1)
+        g = (rng or self.rng).gumbel(size=logits.shape)
         return (logits + g).argmax(axis=1)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -200,36 +249,55 @@ class SnapshotAgent:
 class OpponentPool:
     """Samples opponents: each seat of each hand draws a kind by ``weights``; the
     "snapshot" kind picks the latest snapshot with probability ``latest_prob``, else a
-    uniformly random stored one. Until the first snapshot exists, "snapshot" draws fall
-    back to the other kinds.
+    uniformly random stored one (with windows, ``rotate``: the window's one). Until the
+    first snapshot exists, "snapshot" draws fall back to the other kinds.
 
     Args:
         weights: kind -> weight (kinds: snapshot, random, greedy, heuristic).
         max_snapshots: snapshots kept; the oldest is dropped first.
         latest_prob: probability of the newest snapshot within the snapshot kind.
         baselines: kind -> agent object for the scripted kinds.
+        bf16: run the snapshots' learned layers in bfloat16 (``ActorNet.use_bf16``), as
+            the learner's rollouts do when it trains in bfloat16 (``TrainConfig.precision``).
     """
 
     def __init__(self, weights: dict[str, float], max_snapshots: int, latest_prob: float,
-                 baselines: dict[str, Any]) -> None:
+                 baselines: dict[str, Any], bf16: bool = False) -> None:
+        self.bf16 = bool(bf16)
         self.weights = {k: float(w) for k, w in weights.items() if w > 0}
         self.max_snapshots = max_snapshots
         self.latest_prob = latest_prob
         self.baselines = baselines
         self.snapshots: list[SnapshotAgent] = []
         self.snapshot_steps: list[int] = []
+        self.window: SnapshotAgent | None = None
 
     def add_snapshot(self, policy: Any, step: int) -> None:
         """Freeze ``policy`` (an SB3 policy) as a new snapshot taken at ``step``."""
         self.add_net(ActorNet.from_policy(policy), step)
 
     def add_net(self, net: ActorNet, step: int) -> None:
-        """Add an already frozen actor as a snapshot taken at ``step``."""
+        """Add an already frozen actor as a snapshot taken at ``step`` (in bfloat16 with
+        the pool's ``bf16``)."""
+        if self.bf16:
+            net.use_bf16()
         self.snapshots.append(SnapshotAgent(net, name=f"snapshot@{step}"))
         self.snapshot_steps.append(step)
         if len(self.snapshots) > self.max_snapshots:
-            self.snapshots.pop(0)
+            dropped = self.snapshots.pop(0)
             self.snapshot_steps.pop(0)
+            if dropped is self.window:  # no longer stored: uniform draws until the next rotation
+                self.window = None
+
+    def rotate(self, rng: np.random.Generator) -> None:
+        """Start a new window (``TrainConfig.snapshot_rotation``): until the next call, the
+        draws that do not pick the latest snapshot give one snapshot, drawn here uniformly
+        from the stored ones (``None`` while none is stored, or after it is dropped: then
+        each draw is uniform again). A hand's opponent has the same distribution as
+        without windows (the latest with ``latest_prob``, else each stored one alike);
+        only hands dealt in the same window share their older snapshot, so a round of
+        games asks fewer distinct snapshots for a forward pass."""
+        self.window = self.snapshots[int(rng.integers(len(self.snapshots)))] if self.snapshots else None
 
     def sample(self, rng: np.random.Generator) -> tuple[str, Any]:
         """(kind, agent) for one seat."""
@@ -239,7 +307,8 @@ class OpponentPool:
         if kind == "snapshot":
             if rng.random() < self.latest_prob:
                 return kind, self.snapshots[-1]
-            return kind, self.snapshots[int(rng.integers(len(self.snapshots)))]
+            pick = self.snapshots[int(rng.integers(len(self.snapshots)))]  # drawn either way: the same stream
+            return kind, self.window if self.window is not None else pick
         return kind, self.baselines[kind]
 
     def state(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import cProfile
 import multiprocessing as mp
+import multiprocessing.connection as mp_connection
 import pstats
 import time
 from typing import Any
@@ -52,9 +53,11 @@ class SharedAgent:
         return self
 
 
-def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, fixed: str = "", *, seed: int):
+def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, fixed: str = "",
+              bf16: bool = False, *, seed: int):
     """An ``OpponentPool`` with the scripted baselines (seeded) it needs, and the agent
-    ``fixed`` (a ``make_agent`` spec, ``TrainConfig.fixed_opponent``) as the kind "fixed"."""
+    ``fixed`` (a ``make_agent`` spec, ``TrainConfig.fixed_opponent``) as the kind "fixed";
+    ``bf16``: its snapshots run in bfloat16 (``OpponentPool``)."""
     from rummy_env.agents import BASELINES, make_agent
 
     from .pool import OpponentPool
@@ -63,7 +66,7 @@ def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float,
                  if weights.get(k, 0) > 0}
     if weights.get("fixed", 0) > 0:
         baselines["fixed"] = SharedAgent(make_agent(fixed, seed=seed + len(BASELINES)), fixed)
-    return OpponentPool(weights, max_snapshots, latest_prob, baselines)
+    return OpponentPool(weights, max_snapshots, latest_prob, baselines, bf16=bf16)
 
 
 class SharedBatch:
@@ -94,7 +97,7 @@ class SharedBatch:
 
 
 def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, pool_args: tuple,
-            reward: str = "points", shared: tuple | None = None) -> None:
+            reward: str = "points", shared: tuple | None = None, rotate_steps: int = 0) -> None:
     import torch
 
     torch.set_num_threads(1)
@@ -108,7 +111,7 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
                                    batch.dones[lo:hi], batch.actions[lo:hi])
     pool = make_pool(*pool_args, seed=seed)
     venv = SelfPlayVecEnv(Rules.from_json(rules_json), pool, n_envs, seed=seed, reward_scale=reward_scale,
-                          reward=reward, obs_out=obs, mask_out=masks)
+                          reward=reward, obs_out=obs, mask_out=masks, rotate_steps=rotate_steps)
     prof, busy = None, 0.0  # ``rummy bench train --profile``: cProfile of the env work, its seconds
     try:
         while True:
@@ -155,7 +158,10 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     bool ``[n_envs, A]``, ``A = Table.of(rules).num_actions``), the step's arrays in shared memory (``SharedBatch``). Worker
     ``w`` plays games ``w * per .. (w + 1) * per - 1`` with the seed
     ``SeedSequence(seed).spawn(workers)[w]``, so the results are those of
-    ``SelfPlayVecEnv``s of ``per`` games with those seeds, side by side.
+    ``SelfPlayVecEnv``s of ``per`` games with those seeds, side by side. ``bf16``: the
+    workers' snapshots run in bfloat16 (``OpponentPool``; ``Trainer`` sets it when the run
+    trains in bfloat16). ``rotate_steps``: each worker's pool windows
+    (``SelfPlayVecEnv``'s, with the worker's seed).
 
     Raises:
         ValueError: an action that is illegal in its game (names the game and action).
@@ -163,7 +169,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
-                 reward: str = "points", fixed: str = "") -> None:
+                 reward: str = "points", fixed: str = "", bf16: bool = False, rotate_steps: int = 0) -> None:
         table = Table.of(rules)
         n_act, dim = table.num_actions, table.obs_size
         super().__init__(n_envs, gym.spaces.Box(table.obs_low, np.inf, shape=(dim,), dtype=np.float32),
@@ -178,8 +184,8 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_worker, daemon=True,
                             args=(child, rules.to_json(), self.per, seeds[w], reward_scale,
-                                  (weights, max_snapshots, latest_prob, fixed), reward,
-                                  (self.shared.raw, self.shared.args, w * self.per)))
+                                  (weights, max_snapshots, latest_prob, fixed, bf16), reward,
+                                  (self.shared.raw, self.shared.args, w * self.per), rotate_steps))
             p.start()
             child.close()
             self.conns.append(parent)
@@ -251,6 +257,13 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
         self.opponent_time = sum(t for t, _ in self._opp)
         self.opponent_decisions = sum(d for _, d in self._opp)
         return {w * self.per + i: info for i, info in r[0].items()}
+
+    def ready_workers(self, workers: list[int]) -> list[int]:
+        """Of ``workers`` (indices with a step in flight, ``step_part_async``), those whose
+        step has finished, in index order; blocks until at least one has. Their
+        ``step_part_wait`` then returns at once."""
+        ready = set(mp_connection.wait([self.conns[w] for w in workers]))
+        return [w for w in workers if self.conns[w] in ready]
 
     @property
     def num_workers(self) -> int:

@@ -505,15 +505,15 @@ class Trainer:
             from .vec_env import SelfPlayVecEnv
 
             self.pool = make_pool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.fixed_opponent,
-                                  seed=cfg.seed)
+                                  use_bf16(cfg.precision), seed=cfg.seed)
             return SelfPlayVecEnv(self.rules, self.pool, cfg.n_envs, seed=cfg.seed, reward_scale=cfg.reward_scale,
-                                  reward=cfg.reward)
+                                  reward=cfg.reward, rotate_steps=cfg.rotate_steps)
         from .subproc import MultiProcSelfPlayVecEnv
 
         self.pool = OpponentPool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, {})
         return MultiProcSelfPlayVecEnv(self.rules, cfg.n_envs, cfg.workers, cfg.seed, cfg.reward_scale,
                                        cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.reward,
-                                       cfg.fixed_opponent)
+                                       cfg.fixed_opponent, use_bf16(cfg.precision), cfg.rotate_steps)
 
     def _add_snapshot_net(self, net: ActorNet, step: int) -> None:
         self.pool.add_net(net, step)

@@ -96,7 +96,10 @@ class SelfPlayVecEnv(BatchedVecEnv):
         obs_out: where the learner's observations are written (float32 ``[n_envs,
             obs_size(n, kind)]``, e.g. rows of a shared-memory block); a new array if None.
         mask_out: where the learner's masks are written (int8 ``[n_envs, A]``); a new
-            array if None. ``obs``/``masks`` are these buffers (overwritten every step:
+            array if None.
+        rotate_steps: every this many steps (and at ``reset``) the pool starts a new
+            window (``OpponentPool.rotate``, drawn from a generator of its own seeded by
+            ``seed``): ``TrainConfig.snapshot_rotation`` in vector steps; 0: no windows. ``obs``/``masks`` are these buffers (overwritten every step:
             ``reset``, ``step`` and ``action_masks`` return copies).
 
     The scripted opponents are handed rows of a reused buffer (an agent that keeps its
@@ -109,9 +112,14 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
     def __init__(self, rules: Rules, pool: OpponentPool, n_envs: int, seed: int = 0,
                  reward_scale: float = 0.01, reward: str = "points", obs_out: np.ndarray | None = None,
-                 mask_out: np.ndarray | None = None) -> None:
+                 mask_out: np.ndarray | None = None, rotate_steps: int = 0) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+        if not isinstance(rotate_steps, int) or rotate_steps < 0:
+            raise ValueError(f"rotate_steps must be an int >= 0, got {rotate_steps!r}")
+        self.rotate_steps = rotate_steps
+        self._steps = 0
+        self._rotation_rng = np.random.default_rng([seed, 0x524F54])  # its own stream: the games' are unchanged
         self.rules = rules
         self.pool = pool
         self.reward_scale = reward_scale
@@ -228,6 +236,9 @@ class SelfPlayVecEnv(BatchedVecEnv):
         """``reset`` without the copy: the observations are in ``obs``, the masks in ``masks``."""
         seeds = self._seeds if any(s is not None for s in self._seeds) else [None] * self.num_envs
         base = np.random.SeedSequence(self._seed if seeds[0] is None else seeds[0])
+        self._steps = 0
+        if self.rotate_steps:
+            self.pool.rotate(self._rotation_rng)
         for g, ss in zip(self.games, base.spawn(self.num_envs)):
             self._seed_game(g, ss)
             self._deal(g)
@@ -266,6 +277,9 @@ class SelfPlayVecEnv(BatchedVecEnv):
         rewards[:] = 0
         dones[:] = 0
         infos: dict[int, dict[str, Any]] = {}
+        self._steps += 1
+        if self.rotate_steps and self._steps % self.rotate_steps == 0:  # before this step's new deals
+            self.pool.rotate(self._rotation_rng)
         for i, g in enumerate(self.games):
             st = g.state
             if st.hand_over:
