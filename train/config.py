@@ -205,15 +205,17 @@ class TrainConfig:
     picks a stored snapshot (the latest with probability latest_prob, else uniform)."""
     latest_prob: float = 0.5
     """Within "snapshot": probability of the most recent snapshot."""
-    snapshot_rotation: int = 16_384
+    snapshot_rotation: int = 0
     """Learner timesteps a window lasts (rounded up to whole vector steps of ``n_envs``;
-    the default: 4 rollouts): within a window the snapshot draws that do not pick the
-    latest snapshot give one snapshot per worker, drawn uniformly from the stored ones
-    when the window starts. A hand's opponent has the same distribution either way;
-    hands dealt in one window share their older snapshot, so fewer distinct snapshots
-    answer a round of games (about 2.2 instead of 4.7 with a full pool). 0: every such
-    draw is uniform over the stored snapshots. The SB3 backend's; the RLlib backend
-    draws every hand's opponents afresh (as with 0)."""
+    e.g. 16384: 4 rollouts of the default): within a window the snapshot draws that do
+    not pick the latest snapshot give one snapshot per worker, drawn uniformly from the
+    stored ones when the window starts. A hand's opponent has the same distribution
+    either way; hands dealt in one window share their older snapshot, so fewer distinct
+    snapshots answer a round of games (about 2.2 instead of 4.7 with a full pool: a real
+    run 2-8% faster, and the main job 4 points lower against both baselines in one pair
+    of runs, within their intervals). 0 (the default): every such draw is uniform over
+    the stored snapshots. The SB3 backend's; the RLlib backend draws every hand's
+    opponents afresh (as with 0)."""
     fixed_opponent: str = ""
     """A ``make_agent`` spec (e.g. ``pretrained``, ``ppo:PATH``, ``MODULE:ATTR``) seated as the
     opponent kind "fixed" (give it a weight in opponent_weights); "" (the default): none.
