@@ -96,11 +96,11 @@ class SelfPlayVecEnv(BatchedVecEnv):
         obs_out: where the learner's observations are written (float32 ``[n_envs,
             obs_size(n, kind)]``, e.g. rows of a shared-memory block); a new array if None.
         mask_out: where the learner's masks are written (int8 ``[n_envs, A]``); a new
-            array if None.
+            array if None. ``obs``/``masks`` are these buffers (overwritten every step:
+            ``reset``, ``step`` and ``action_masks`` return copies).
         rotate_steps: every this many steps (and at ``reset``) the pool starts a new
             window (``OpponentPool.rotate``, drawn from a generator of its own seeded by
-            ``seed``): ``TrainConfig.snapshot_rotation`` in vector steps; 0: no windows. ``obs``/``masks`` are these buffers (overwritten every step:
-            ``reset``, ``step`` and ``action_masks`` return copies).
+            ``seed``): ``TrainConfig.snapshot_rotation`` in vector steps; 0: no windows.
 
     The scripted opponents are handed rows of a reused buffer (an agent that keeps its
     observation must copy it; the baselines do not keep it).
