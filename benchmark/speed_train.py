@@ -91,7 +91,7 @@ PROFILE_GROUPS = {
     "scripted": "scripted opponents (agents/scripted.py, the random agent)",
     "ppo_update": "the PPO update (model.train)",
     "evaluation": "evaluations inside the run (Trainer.evaluate)",
-    "transfer": "inter-process transfer: the learner's wait in step_wait/step_part_wait/reset minus the workers' own busy time "
+    "transfer": "inter-process transfer: the learner's wait in step_wait/step_part_wait/ready_workers/reset minus the workers' own busy time "
                 "(pipes, pickling, scheduling; 0 with one worker)",
     "other": "everything else: SB3's rollout buffer and callbacks, snapshots, tensors, numpy glue",
 }
@@ -153,7 +153,7 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
     The learner process is profiled except during ``model.train`` and
     ``Trainer.evaluate``, which are timed by the clock (``ppo_update``, ``evaluation``).
     With ``workers > 1`` each worker profiles its own env work; the learner's wait in
-    ``step_wait``/``step_part_wait``/``reset`` is split into the workers' busy time (the busiest worker's,
+    ``step_wait``/``step_part_wait``/``ready_workers``/``reset`` is split into the workers' busy time (the busiest worker's,
     divided among the groups in the proportions of all workers' profiles) and
     ``transfer`` (the rest).
 
@@ -216,7 +216,7 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
     sec.update(clock)
     busy = [b for _, b in worker_stats]
     if multi:
-        waited = _cum(stats, lambda k: _file_is(k, "train/subproc.py") and k[2] in ("step_wait", "step_part_wait", "reset"))
+        waited = _cum(stats, lambda k: _file_is(k, "train/subproc.py") and k[2] in ("step_wait", "step_part_wait", "reset", "ready_workers"))
         crit = min(max(busy, default=0.0), waited)
         per_worker = [env_groups(s) for s, _ in worker_stats]
         tot = {g: sum(p[g] for p in per_worker) for g in per_worker[0]} if per_worker else {}
@@ -297,6 +297,7 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
         venv.step_wait = timed("env", venv.step_wait)
         if hasattr(venv, "step_part_wait"):  # the pipelined rollout waits worker by worker
             venv.step_part_wait = timed("env", venv.step_part_wait)
+            venv.ready_workers = timed("env", venv.ready_workers)  # ... for whichever has stepped
         model.train = timed("update", model.train)
         model.collect_rollouts = timed("rollout", model.collect_rollouts)
         t0 = time.perf_counter()
