@@ -323,6 +323,28 @@ def test_snapshots_answer_their_games_as_each_alone(features):
         act_snapshots([(agents[0], groups[0][1][:-1])] + groups[1:], obs, masks)
 
 
+def _pipelined_model(seed: int, copies: int, n_steps: int):
+    """``copies`` two-worker envs of 8 classic games (random and heuristic opponents, the
+    same seed) and a small ``SelfPlayPPO`` on the first."""
+    from rummy_env.train.policy import FastMaskablePolicy, SelfPlayPPO
+
+    envs = [MultiProcSelfPlayVecEnv(Rules.make("classic"), 8, 2, seed=seed, reward_scale=0.01,
+                                    weights={"random": 0.5, "heuristic": 0.5}, max_snapshots=1, latest_prob=0.5)
+            for _ in range(copies)]
+    model = SelfPlayPPO(FastMaskablePolicy, envs[0], n_steps=n_steps, batch_size=2 * n_steps, seed=0,
+                        policy_kwargs={"net_arch": [16]}, device="cpu")
+    return envs, model
+
+
+def _restart(model, env, callback) -> None:
+    """Point ``model`` at a freshly reset ``env`` with empty episode buffers, step count 0
+    and ``callback`` initialised, as at the start of ``learn``."""
+    model._last_obs, model._last_episode_starts = env.reset(), np.ones(8, dtype=bool)
+    model.num_timesteps = 0
+    model.ep_info_buffer, model.ep_success_buffer = deque(maxlen=100), deque(maxlen=100)
+    callback.init_callback(model)
+
+
 def test_pipelined_rollout_collects_what_sb3s_loop_collects():
     """``SelfPlayPPO`` over two worker processes answers each worker's games as soon as
     that worker has stepped (``_collect_pipelined``); with a deterministic policy its
@@ -333,32 +355,22 @@ def test_pipelined_rollout_collects_what_sb3s_loop_collects():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from rummy_env.train.policy import FastMaskablePolicy, SelfPlayPPO
-
     class Count(BaseCallback):
         def _on_step(self):
             self.n_calls_seen = getattr(self, "n_calls_seen", 0) + 1
             assert len(self.locals["infos"]) == 8 and self.locals["new_obs"].shape[0] == 8
             return True
 
-    rules = Rules.make("classic")
-    weights = {"random": 0.5, "heuristic": 0.5}
-    envs = [MultiProcSelfPlayVecEnv(rules, 8, 2, seed=4, reward_scale=0.01, weights=weights,
-                                    max_snapshots=1, latest_prob=0.5) for _ in range(2)]
+    envs, model = _pipelined_model(seed=4, copies=2, n_steps=24)
     try:
-        model = SelfPlayPPO(FastMaskablePolicy, envs[0], n_steps=24, batch_size=48, seed=0,
-                            policy_kwargs={"net_arch": [16]}, device="cpu")
         pol = model.policy
         plain_forward = pol.forward
         pol.forward = lambda obs, deterministic=False, action_masks=None, **kw: plain_forward(obs, True, action_masks)
         got, ends = [], []
         for env, collect in zip(envs, (model.collect_rollouts,
                                        lambda *a: MaskablePPO.collect_rollouts(model, *a))):
-            model._last_obs, model._last_episode_starts = env.reset(), np.ones(8, dtype=bool)
-            model.num_timesteps = 0
-            model.ep_info_buffer, model.ep_success_buffer = deque(maxlen=100), deque(maxlen=100)
             cb = Count()
-            cb.init_callback(model)
+            _restart(model, env, cb)
             rolls = []
             for _ in range(2):
                 assert collect(env, cb, model.rollout_buffer, 24)
@@ -407,28 +419,18 @@ def test_pipelined_rollout_samples_what_sb3s_loop_samples_in_any_order_of_the_wo
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from rummy_env.train.policy import FastMaskablePolicy, SelfPlayPPO
-
     class Go(BaseCallback):
         def _on_step(self):
             return True
 
-    rules = Rules.make("classic")
-    weights = {"random": 0.5, "heuristic": 0.5}
-    envs = [MultiProcSelfPlayVecEnv(rules, 8, 2, seed=6, reward_scale=0.01, weights=weights,
-                                    max_snapshots=1, latest_prob=0.5) for _ in range(3)]
+    envs, model = _pipelined_model(seed=6, copies=3, n_steps=20)
     try:
-        model = SelfPlayPPO(FastMaskablePolicy, envs[0], n_steps=20, batch_size=40, seed=0,
-                            policy_kwargs={"net_arch": [16]}, device="cpu")
         envs[2].ready_workers = lambda pending: sorted(pending, reverse=True)  # worker 1 first, always
         got = []
         for env, collect in zip(envs, (model.collect_rollouts, lambda *a: MaskablePPO.collect_rollouts(model, *a),
                                        model.collect_rollouts)):
-            model._last_obs, model._last_episode_starts = env.reset(), np.ones(8, dtype=bool)
-            model.num_timesteps = 0
-            model.ep_info_buffer, model.ep_success_buffer = deque(maxlen=100), deque(maxlen=100)
             cb = Go()
-            cb.init_callback(model)
+            _restart(model, env, cb)
             torch.manual_seed(123)
             assert collect(env, cb, model.rollout_buffer, 20)
             got.append(model.rollout_buffer.actions.copy())
