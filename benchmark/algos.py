@@ -31,13 +31,14 @@ CURVE_OPPONENT = "heuristic"
 SMOKE_BELOW = 50_000
 """A budget below this is a smoke test (never a task's budget): its PPO runs 16 games in
 one process with 512-step rollouts, and its curve points play 1 match seed."""
-PPO_PINNED = {"n_envs": 64, "n_steps": 64, "precision": "float32"}
+PPO_PINNED = {"n_envs": 64, "n_steps": 64, "precision": "float32", "snapshot_rotation": 0}
 """The keys of the reference PPO runs (``ppo``, ``ppo-warmstart``, ``rllib-ppo``, best
 responses) fixed with the published rows, where ``rummy train``'s defaults have moved
 since: they were trained with 64 games x 64 steps a rollout (256 x 16 now: the same 4,096
 steps, faster; docs/benchmarks.md) and in float32 (before the ``precision`` key, whose
-default ``"auto"`` trains in bfloat16 on a CPU that has it). The smoke test's own rollout
-wins over the first two."""
+default ``"auto"`` trains in bfloat16 on a CPU that has it), with every snapshot draw
+uniform over the pool (no ``snapshot_rotation`` windows, which came later; off by default
+too). The smoke test's own rollout wins over the first two."""
 WARM_DECISIONS = 100_000
 """Teacher decisions of the short warm start (``ppo-warmstart``, best responses); the
 budget instead when it is smaller."""
