@@ -64,7 +64,13 @@ def main(args: argparse.Namespace) -> int:
 def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of ``rummy bench train``."""
     p.add_argument("--timesteps", type=int, default=65_536, help="learner timesteps per run (default 65,536)")
-    p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to compare (default 1 2)")
+    p.add_argument("--workers", type=int, nargs="+", default=None,
+                   help="worker counts to compare: SB3 worker processes, RLlib env runners (default 1 2 for sb3, "
+                        "1 for rllib)")
+    p.add_argument("--backend", nargs="+", choices=("sb3", "rllib"), default=["sb3"],
+                   help="training backend(s) to measure, in this order (default sb3; rllib needs the rllib extra). "
+                        "Both: the same network and config, one after the other, and RLlib's rate as a share of "
+                        "SB3's at the best worker count of each")
     p.add_argument("--n-envs", type=int, default=None,
                    help="games stepped at once (default: rummy train's, TrainConfig.n_envs: 256)")
     p.add_argument("--rules", default="classic", help="rules preset (default classic)")
@@ -321,6 +327,99 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
     }
 
 
+def measure_rllib(runners: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
+                  snapshots: bool = False, full_pool: bool = False) -> dict[str, Any]:
+    """``measure`` for the RLlib backend (``rummy train --backend rllib``, in a local Ray of
+    ``runners + 1`` CPUs started here when none runs): ``runners`` env runners sharing the
+    config's ``n_envs`` games (``SelfPlayVectorEnv``), PPO iterations of ``n_steps * n_envs``
+    learner steps until ``timesteps``. The clock runs from the first iteration (the
+    algorithm's build and Ray's start are not counted, as the SB3 trainer's construction is
+    not); ``snapshots``/``full_pool`` as for ``measure``.
+
+    Returns ``measure``'s keys where they apply (``workers`` is the runner count) with
+    ``update_share`` (``learner_group.update``), ``sync_share`` (the weights' broadcast) and
+    ``rollout_share`` (the rest of each iteration: the runners' sampling and RLlib's
+    bookkeeping of the episodes; the runners do not sample while the learner updates)."""
+    import sys
+
+    from rummy_env.train import rllib
+    from rummy_env.train.config import TrainConfig
+
+    started = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
+    ray = rllib.init_ray(None, num_cpus=runners + 1)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = TrainConfig.from_dict({**dict(rules=rules, timesteps=timesteps, n_envs=n_envs, out=tmp,
+                                                eval_every=0, checkpoint_every=10**12, progress=False,
+                                                warmstart_decisions=0),
+                                         **extra})
+            t = rllib.RLlibTrainer(cfg, num_env_runners=runners, verbose=0)
+            try:
+                if full_pool:
+                    for _ in range(cfg.max_snapshots):
+                        t.add_snapshot(0)
+                    t.state["next_snapshot"] = cfg.snapshot_every
+                elif not snapshots:
+                    t.state["next_snapshot"] = 10**15
+                timer = {"update": 0.0, "sync": 0.0}
+
+                def timed(name, obj, attr):
+                    fn = getattr(obj, attr)
+
+                    def wrapper(*a, **k):
+                        t0 = time.perf_counter()
+                        try:
+                            return fn(*a, **k)
+                        finally:
+                            timer[name] += time.perf_counter() - t0
+                    setattr(obj, attr, wrapper)
+
+                timed("update", t.algo.learner_group, "update")
+                timed("sync", t.algo.env_runner_group, "sync_weights")
+                t0 = time.perf_counter()
+                while t.state["num_timesteps"] < timesteps:
+                    t.train_iteration()
+                wall = time.perf_counter() - t0
+                steps = t.state["num_timesteps"]
+                pool_size = len(t.pool.snapshots)
+                games = rllib.runner_games(cfg, runners)
+            finally:
+                t.stop()
+    finally:
+        if started:
+            ray.shutdown()
+    return {
+        "backend": "rllib", "workers": runners, "n_envs": n_envs, "games_per_runner": games, "timesteps": steps,
+        "wall_s": wall, "timesteps_per_s": steps / wall, "snapshots": snapshots, "full_pool": full_pool,
+        "pool_size": pool_size, "rollout_share": 1 - (timer["update"] + timer["sync"]) / wall,
+        "update_share": timer["update"] / wall, "sync_share": timer["sync"] / wall,
+        "config": {"net_arch": cfg.net_arch, "n_steps": cfg.n_steps, "batch_size": cfg.batch_size,
+                   "n_epochs": cfg.n_epochs},
+    }
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    """The table of ``rummy bench train``: one row per backend and worker count; with both
+    backends, RLlib's best learner timesteps/s as a share of SB3's best."""
+    head = ("backend", "workers", "timesteps/s", "rollout", "update", "env in rollout", "policy in rollout",
+            "opponent CPU in env")
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    for r in rows:
+        if r.get("backend") == "rllib":  # RLlib's parts: sampling (with its bookkeeping), update, broadcast
+            print(f"| rllib | {r['workers']} runner(s) | {r['timesteps_per_s']:,.0f} | {r['rollout_share']:.0%} | "
+                  f"{r['update_share']:.0%} | - | - | - |")
+            continue
+        print(f"| sb3 | {r['workers']} | {r['timesteps_per_s']:,.0f} | {r['rollout_share']:.0%} | "
+              f"{r['update_share']:.0%} | {r['env_share_of_rollout']:.0%} | {r['policy_share_of_rollout']:.0%} | "
+              f"{r['opponent_cpu_share_of_env']:.0%} |")
+    best = {b: max((r["timesteps_per_s"] for r in rows if r.get("backend", "sb3") == b), default=0.0)
+            for b in ("sb3", "rllib")}
+    if best["sb3"] and best["rllib"]:
+        print(f"rllib / sb3 (best of each): {best['rllib'] / best['sb3']:.0%} "
+              f"({best['rllib']:,.0f} / {best['sb3']:,.0f} learner timesteps/s)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry point called by ``rummy bench train``."""
     from rummy_env.benchmark.speed import check_json_path
@@ -340,9 +439,15 @@ def run(args: argparse.Namespace) -> int:
     from rummy_env.train.config import TrainConfig
 
     n_envs = TrainConfig().n_envs if args.n_envs is None else args.n_envs  # TrainConfig.validate checks it
+    backends = list(dict.fromkeys(getattr(args, "backend", None) or ["sb3"]))
+    if any(w < 1 for w in args.workers or []):
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
     rows = []
     if getattr(args, "profile", False):
-        for w in args.workers:
+        if backends != ["sb3"]:
+            raise ValueError("--profile profiles the sb3 backend only; for --backend rllib the table reports "
+                             "RLlib's iteration parts (sampling, update, weights' broadcast)")
+        for w in args.workers or [1, 2]:
             print(f"profiling {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
             rows.append(profile_run(w, args.timesteps, n_envs, args.rules, extra, top=15))
         print_profile(rows)
@@ -350,19 +455,24 @@ def run(args: argparse.Namespace) -> int:
             with open(args.json, "w") as fh:
                 json.dump(rows, fh, indent=2)
         return 0
-    for w in args.workers:
-        print(f"training {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
-        rows.append(measure(w, args.timesteps, n_envs, args.rules, extra,
-                            snapshots=getattr(args, "snapshots", False) or getattr(args, "full_pool", False),
-                            full_pool=getattr(args, "full_pool", False)))
-    head = ("workers", "timesteps/s", "rollout", "update", "env in rollout", "policy in rollout",
-            "opponent CPU in env")
-    print("| " + " | ".join(head) + " |")
-    print("|" + " --- |" * len(head))
-    for r in rows:
-        print(f"| {r['workers']} | {r['timesteps_per_s']:,.0f} | {r['rollout_share']:.0%} | {r['update_share']:.0%} | "
-              f"{r['env_share_of_rollout']:.0%} | {r['policy_share_of_rollout']:.0%} | "
-              f"{r['opponent_cpu_share_of_env']:.0%} |")
+    if "rllib" in backends:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ValueError("--backend rllib needs the rllib extra (pip install 'rummy-env[rllib]')")
+    snaps = getattr(args, "snapshots", False) or getattr(args, "full_pool", False)
+    full = getattr(args, "full_pool", False)
+    for backend in backends:
+        for w in args.workers or ([1, 2] if backend == "sb3" else [1]):
+            what = "worker(s)" if backend == "sb3" else "env runner(s)"
+            print(f"training {args.timesteps:,} timesteps on {backend} with {w} {what} ...", flush=True)
+            if backend == "sb3":
+                row = measure(w, args.timesteps, n_envs, args.rules, extra, snapshots=snaps, full_pool=full)
+                row["backend"] = "sb3"
+            else:
+                row = measure_rllib(w, args.timesteps, n_envs, args.rules, extra, snapshots=snaps, full_pool=full)
+            rows.append(row)
+    print_rows(rows)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=2)

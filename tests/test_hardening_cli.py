@@ -101,8 +101,8 @@ def test_rllib_counts_read_nan_as_zero():
 
     nan = float("nan")
     assert [_count(v) for v in (nan, None, "x", float("inf"), 3.0, 7)] == [0, 0, 0, 0, 3, 7]
-    assert learner_steps({"env_runners": {"num_module_steps_sampled_lifetime": {"learner": nan}}}) == 0
-    assert learner_steps({"env_runners": {"num_agent_steps_sampled_lifetime": {"learner": 512.0}}}) == 512
+    assert learner_steps({"env_runners": {"num_env_steps_sampled_lifetime": nan}}) == 0
+    assert learner_steps({"env_runners": {"num_env_steps_sampled_lifetime": 512.0}}) == 512
     assert learner_steps({}) == 0
 
 
@@ -142,12 +142,24 @@ def test_progress_bar_total_is_what_training_reaches(tmp_path, monkeypatch):
     (["bench", "env", "--json", "/proc/rummy_x.json"], "--json /proc/rummy_x.json: not writable"),
     (["bench", "train", "--json", ""], "--json must be a file path"),
     (["bench", "train", "--json", "/proc/rummy_x.json"], "not writable"),
+    (["bench", "train", "--backend", "sb3", "rllib", "--profile"], "--profile profiles the sb3 backend only"),
+    (["bench", "train", "--workers", "1", "0"], "--workers must be >= 1, got [1, 0]"),
 ])
 def test_bench_refuses_before_measuring(capsys, argv, needle):
     assert rummy(argv + ["--repeats", "1"] if argv[1] == "env" else argv) == 2
     cap = capsys.readouterr()
     assert needle in cap.err and "Traceback" not in cap.err
     assert "round 1/" not in cap.err + cap.out and "training " not in cap.out
+
+
+def test_bench_train_rllib_without_ray_says_which_extra(capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("ray is installed here: tests/test_rllib.py measures the rllib backend")
+    assert rummy(["bench", "train", "--backend", "sb3", "rllib"]) == 2
+    cap = capsys.readouterr()
+    assert "--backend rllib needs the rllib extra" in cap.err and "training " not in cap.out
 
 
 def test_bench_json_under_a_file(tmp_path, capsys):

@@ -51,7 +51,7 @@ def ray_local(tmp_path_factory):
 def small_config(out: Path, timesteps: int):
     from rummy_env.train.config import TrainConfig
 
-    # a 512-step batch (256 learner decisions); a snapshot after the first iteration
+    # a 512-step batch of learner decisions (64 games x 8 steps); a snapshot after the first iteration
     return TrainConfig(out=str(out), rules="classic", timesteps=timesteps, n_steps=8, n_envs=64, batch_size=256,
                        n_epochs=1, net_arch=[64, 64], snapshot_every=200, max_snapshots=2, eval_every=0,
                        eval_baselines=["random"], final_eval_deals=3, checkpoint_every=10**9, seed=0,
@@ -108,8 +108,15 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
         ws = t.state["warm_start"]  # the heuristic was cloned into the learner before PPO
         assert ws["decisions"] == 2000 and 0 < ws["accuracy"] <= 1
         report = t.learn(max_iterations=3)
-        assert t.state["iteration"] == 3 and t.state["num_timesteps"] > 0
-        assert len(t.state["slots"]) >= 1  # a snapshot was taken (and played against)
+        assert t.state["iteration"] == 3 and t.state["num_timesteps"] >= 3 * 512
+        # a snapshot before each iteration (every 200 steps; 2 kept, the one at 0 dropped):
+        # in the driver's pool and in the env runner's env, where they play
+        saved_steps = t.pool.snapshot_steps
+        assert len(saved_steps) == 2 and 0 < saved_steps[0] < saved_steps[1] < t.state["num_timesteps"]
+        in_runners = t.algo.env_runner_group.foreach_env_runner(
+            lambda r: r.env.unwrapped.pool.snapshot_steps, local_env_runner=False)
+        assert in_runners == [saved_steps]
+        assert sum(t.samples_by_node().values()) == t.state["num_timesteps"]  # every step a learner decision
         ck = t.last_checkpoint
         steps = t.state["num_timesteps"]
         x = torch.rand(16, 548) * 2
@@ -130,6 +137,10 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
     try:
         assert t2.state["num_timesteps"] == steps and t2.state["iteration"] == 3
         assert torch.allclose(t2.actor()(x), logits)
+        assert t2.pool.snapshot_steps == saved_steps  # the pool came back, in the runners too
+        assert t2.algo.env_runner_group.foreach_env_runner(
+            lambda r: r.env.unwrapped.pool.snapshot_steps, local_env_runner=False) == [saved_steps]
+        assert torch.allclose(t2.pool.snapshots[-1].net(x), t.pool.snapshots[-1].net(x))
         t2.learn(max_iterations=1)
         assert t2.state["iteration"] == 4 and t2.state["num_timesteps"] > steps
         ck2 = t2.last_checkpoint
@@ -217,7 +228,7 @@ def sb3_and_rllib_networks(tmp_path: Path, **net):
     t = Trainer(cfg, verbose=0)
     t.venv.close()
     env = rummy_v0.env(rules="classic")
-    spec = rllib.build_config(cfg, t.rules).rl_module_spec.rl_module_specs["learner"]
+    spec = rllib.build_config(cfg, t.rules).rl_module_spec
     spec.observation_space, spec.action_space = env.observation_space("player_0"), env.action_space("player_0")
     return t.model.policy, spec.build()
 
@@ -370,34 +381,32 @@ def test_rummy_export_of_a_folder_that_is_no_rllib_checkpoint(tmp_path, capsys):
     assert "not an RLlib checkpoint" in err and "Traceback" not in err
 
 
-def test_policy_mapping_follows_the_pool_semantics():
-    """Per hand: one learner seat, the same table for every seat of a hand, opponent kinds
-    in proportion to the weights, snapshots only once one exists, the newest favoured."""
-    m = pytest.importorskip("rummy_env.train.rllib_modules")
-    w = {"snapshot": 0.5, "random": 0.05, "greedy": 0.2, "heuristic": 0.25}
-    rng = np.random.default_rng(0)
-    kinds = {}
-    for _ in range(4000):
-        table = m.table_for(rng, 2, w, 0.5, [])
-        assert table.count("learner") == 1
-        for mid in table:
-            kinds[mid] = kinds.get(mid, 0) + 1
-    assert not any(k.startswith("snapshot") for k in kinds)  # none stored yet
-    counts = {}
-    for _ in range(4000):
-        for mid in m.table_for(rng, 3, w, 0.5, [1, 0]):  # slot 0 is the newest
-            counts[mid] = counts.get(mid, 0) + 1
-    assert counts["learner"] == 4000
-    assert counts["snapshot_0"] > counts["snapshot_1"] * 2  # 0.5 + 0.25 vs 0.25
-    assert abs(counts["snapshot_0"] + counts["snapshot_1"] - 4000) < 200  # half of 8000 seats
-    assert abs(counts["random"] - 400) < 100
+def test_a_checkpoint_of_the_multi_agent_runners_is_not_resumed_but_its_module_is_found(tmp_path):
+    """rummy-env 0.1.0's RLlib checkpoints hold the learner as module "learner" beside the
+    snapshot modules; this version's runners have one module ("default_policy") and keep
+    the snapshots in the env: resuming one is refused with the reason, its module is still
+    found for export."""
+    ck = tmp_path / "iter_3"
+    (ck / "learner_group" / "learner" / "rl_module" / "learner").mkdir(parents=True)
+    (ck / "rummy_state.json").write_text(json.dumps({"num_timesteps": 10}))
+    (ck / "rummy_config.json").write_text(json.dumps({"rules": Rules.make("classic").to_json()}))
+    with pytest.raises(ValueError, match="multi-agent env runners of rummy-env 0.1.0.*cannot resume"):
+        rllib.check_checkpoint(ck)
+    assert rllib.learner_module_dir(ck).name == "learner"
+    (ck / "learner_group" / "learner" / "rl_module" / "default_policy").mkdir()
+    assert rllib.check_checkpoint(ck) == {"num_timesteps": 10}
+    assert rllib.learner_module_dir(ck).name == "default_policy"
 
-    class Ep:
-        id_ = "abc123"
 
-    seats = [m.agent_to_module(f"player_{i}", Ep(), num_players=4, weights=w) for i in range(4)]
-    assert seats == [m.agent_to_module(f"player_{i}", Ep(), num_players=4, weights=w) for i in range(4)]
-    assert seats.count("learner") == 1
+def test_the_runners_share_the_configs_games_and_the_batch_is_whole_fragments():
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig(n_envs=256, n_steps=16)
+    assert [rllib.runner_games(cfg, r) for r in (1, 2, 3, 300)] == [256, 128, 86, 1]
+    # 4,096 learner steps: 16 steps of 256 games; 8 games: 512 steps each, in 6 fragments of 86
+    assert rllib.fragment_length(4096, 256) == 16
+    assert rllib.fragment_length(4096, 8) == 86 and 86 * 6 * 8 >= 4096
+    assert rllib.fragment_length(4096, 2 * 128) == 16
 
 
 # ---------------------------------------------------------------------------- loopback
@@ -425,31 +434,6 @@ def non_loopback_connects(strace_text: str) -> list[str]:
         if not ok:
             bad.append(line.strip())
     return bad
-
-
-@pytest.mark.parametrize("reward", ["points", "win"])
-def test_rllib_env_pays_points_or_the_sign_of_them(reward):
-    m = pytest.importorskip("rummy_env.train.rllib_modules")
-    env = m.RummyMultiAgentEnv({"rules": "classic", "reward_scale": 1.0, "reward": reward})
-    rng = np.random.default_rng(0)
-    obs, _ = env.reset(seed=3)
-    total = {}
-    for _ in range(5000):
-        (agent, o), = obs.items()
-        legal = np.flatnonzero(o["action_mask"])
-        obs, rew, term, trunc, _ = env.step({agent: int(rng.choice(legal))})
-        for k, v in rew.items():
-            total[k] = total.get(k, 0.0) + v
-        if term.get("__all__") or trunc.get("__all__"):
-            break
-    assert term.get("__all__") or trunc.get("__all__")
-    vals = sorted(total.values())
-    if reward == "win":
-        assert vals in ([-1.0, 1.0], [0.0, 0.0])  # one seat went out, or a void hand
-    else:
-        assert vals[0] == -vals[1]  # zero-sum points
-    with pytest.raises(ValueError, match="reward must be points or win"):
-        m.RummyMultiAgentEnv({"reward": "score"})
 
 
 def test_loopback_checker_flags_outside_addresses():
@@ -521,3 +505,26 @@ def test_benchmark_train_rllib_smoke(ray_local, tmp_path):
     from test_benchmark_train import check_smoke_run
 
     check_smoke_run(tmp_path, "rllib-ppo")
+
+
+def test_bench_train_measures_both_backends_the_same_way(ray_local, tmp_path, capsys):
+    """Issue 26 item 3: ``rummy bench train --backend sb3 rllib`` trains the same config on
+    both backends (here a tiny one, the pool full from the start) and prints RLlib's rate as
+    a share of SB3's; the RLlib row's env runner holds every snapshot."""
+    from rummy_env.cli import main as rummy
+
+    out = tmp_path / "both.json"
+    code = rummy(["bench", "train", "--backend", "sb3", "rllib", "--workers", "1", "--full-pool", "--timesteps",
+                  "1024", "--n-envs", "32", "--set", "n_steps=16", "--set", "batch_size=256", "--set",
+                  "max_snapshots=3", "--set", "net_arch=[32]", "--set", "trunk=32", "--json", str(out)])
+    assert code == 0
+    rows = json.loads(out.read_text())
+    assert [(r["backend"], r["workers"]) for r in rows] == [("sb3", 1), ("rllib", 1)]
+    sb3, rl = rows
+    assert sb3["timesteps"] == 1024 and rl["timesteps"] >= 1024  # RLlib ends on a whole iteration
+    assert rl["pool_size"] == 3 and rl["games_per_runner"] == 32
+    assert 0 < rl["update_share"] < 1 and 0 < rl["rollout_share"] < 1
+    assert rl["config"] == sb3["config"]  # the same network and PPO settings
+    text = capsys.readouterr().out
+    ratio = rl["timesteps_per_s"] / sb3["timesteps_per_s"]
+    assert f"rllib / sb3 (best of each): {ratio:.0%}" in text

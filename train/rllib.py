@@ -1,16 +1,20 @@
 """``rummy train --backend rllib``: self-play PPO on Ray RLlib (the ``rllib`` extra).
 
-RLlib PPO (new API stack) on ``rummy_v0`` through RLlib's ``PettingZooEnv``. The
-trained module ``"learner"`` plays one random seat of each hand; the other seats are
-played by frozen snapshots of it and by the scripted baselines, drawn per seat per
-hand with the SB3 trainer's opponent-pool semantics (``rummy_env.train.rllib_modules``).
+RLlib PPO (new API stack). Each env runner steps many games at once in one
+``SelfPlayVectorEnv`` (``train/vector_env.py``: the SB3 backend's batched games, encoder
+and opponents), so RLlib sees a single-agent vector env whose steps are the learner's
+decisions; the learner plays one random seat of each hand and the other seats are
+played inside the env by frozen snapshots of it and by the scripted baselines, drawn
+per seat per hand with the SB3 trainer's opponent-pool semantics. The driver adds each
+snapshot to every runner's env (``RLlibTrainer.add_snapshot``) and keeps a copy of the
+pool for checkpoints.
 
 Run folder layout (as the SB3 trainer's where it applies)::
 
     config.toml, rummy_config.json   the config used and the resolved rules
     checkpoints/iter_<N>/            an RLlib Algorithm checkpoint + rummy_state.json,
-                                     rummy_config.json (resume with --resume, export
-                                     with ``rummy export``)
+                                     rummy_config.json, rummy_pool.pt (the snapshots;
+                                     resume with --resume, export with ``rummy export``)
     eval_history.json, report.json, report.md, progress.jsonl
 
 Ray stays on this machine unless ``--address`` is given: before Ray is imported,
@@ -18,15 +22,16 @@ Ray stays on this machine unless ``--address`` is given: before Ray is imported,
 and points ``HOME`` at a folder holding an empty ``ray_bootstrap_config.yaml`` (which
 skips Ray's cloud-metadata probe); ``ray.init`` runs without the dashboard.
 
-Config mapping (``TrainConfig`` -> RLlib): ``n_steps * n_envs`` -> train batch (env steps,
-all seats), ``batch_size`` -> minibatch, ``n_epochs`` -> epochs, ``learning_rate`` (constant),
+Config mapping (``TrainConfig`` -> RLlib): ``n_steps * n_envs`` -> train batch (learner
+decisions, as SB3's rollout), ``n_envs`` -> games stepped at once, shared among the env
+runners (``--envs-per-env-runner`` overrides), ``batch_size`` -> minibatch, ``n_epochs`` -> epochs, ``learning_rate`` (constant),
 ``gamma``, ``gae_lambda``, ``clip_range``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``,
 ``features``/``trunk``/``net_arch`` (the SB3 backend's network, ``CardPPOTorchRLModule``:
 card features and a shared trunk, then separate tanh policy and value MLPs), ``snapshot_every``/``max_snapshots``/
-``opponent_weights``/``latest_prob`` (the pool), ``eval_*``, ``checkpoint_every``;
-``timesteps`` counts the learner's own decisions; ``precision`` applies to the warm start only
-(the RLlib learner trains in float32). ``n_envs``/``workers`` are SB3-only:
-``--num-env-runners`` sets the parallel rollout workers.
+``opponent_weights``/``latest_prob``/``snapshot_rotation`` (the pool), ``eval_*``,
+``checkpoint_every``; ``timesteps`` counts the learner's own decisions; ``precision``
+applies to the warm start only (the RLlib learner trains in float32). ``workers`` is
+SB3-only: ``--num-env-runners`` sets the parallel rollout workers.
 """
 from __future__ import annotations
 
@@ -40,7 +45,6 @@ import shutil
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +65,14 @@ if not _has_rllib():
     raise ModuleNotFoundError("No module named 'ray.rllib' (ray[rllib] is not installed)", name="ray")
 
 ROLLOUT_FRAGMENT_LENGTH = 100
-"""Env steps per sample call (a longer fragment slows sampling down sharply as episodes grow)."""
+"""Steps of each game per sample call, at most."""
+MODULES = Path("learner_group") / "learner" / "rl_module"
+LEARNER_ID = "default_policy"
+"""The trained module's id (RLlib's ``DEFAULT_MODULE_ID``; ``rllib_modules.LEARNER``)."""
+OLD_LEARNER_ID = "learner"
+"""Its id in checkpoints of the multi-agent env runners (before the vector env)."""
+POOL_FILE = "rummy_pool.pt"
+"""The opponent pool's snapshots in a checkpoint (``OpponentPool.state()``, ``torch.save``)."""
 STATE_FILE = "rummy_state.json"
 CONFIG_NAME = "rummy_config.json"
 
@@ -132,48 +143,47 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, object_sto
 
 # ---------------------------------------------------------------------------- the algorithm
 
-def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_per_env_runner: int = 1,
+def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_per_env_runner: int | None = None,
                  runner_resources: dict[str, float] | None = None) -> Any:
-    """The RLlib ``PPOConfig`` for a ``TrainConfig``. ``runner_resources``: custom Ray
+    """The RLlib ``PPOConfig`` for a ``TrainConfig``. Each env runner steps
+    ``envs_per_env_runner`` games at once in one ``SelfPlayVectorEnv`` (default
+    ``runner_games(cfg, num_env_runners)``: the config's ``n_envs`` games shared among the
+    runners), with the opponents inside the env; the train batch is ``n_steps * n_envs``
+    learner decisions (SB3's rollout) in whole fragments. ``runner_resources``: custom Ray
     resources each env runner needs (``custom_resources_per_env_runner``), which places
     the runners on the nodes that advertise them (``ray start --resources``)."""
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.tune.registry import register_env
 
     from . import rllib_modules as m
 
+    refuse_sb3_only(cfg)
+    weights = {k: float(v) for k, v in cfg.opponent_weights.items()}
+    if weights.get("fixed", 0) > 0:
+        raise ValueError("the rllib backend has no 'fixed' opponent kind (fixed_opponent); train against a "
+                         "fixed agent with the sb3 backend")
     # the SB3 backend's network (train/features.py), the same config keys
     table = Table.of(rules)  # the table is told to the module, never read from the observation's size
     model = {"features": cfg.features, "trunk": cfg.trunk, "net_arch": list(cfg.net_arch),
              "num_players": table.num_players, "kind": table.kind}
-    specs = {m.LEARNER: RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=dict(model))}
-    for i in range(cfg.max_snapshots):
-        specs[m.snapshot_id(i)] = RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=dict(model))
-    for b in m.BASELINES:
-        specs[b] = RLModuleSpec(module_class=m.ScriptedRLModule, model_config={"agent": b})
-    weights = {k: float(v) for k, v in cfg.opponent_weights.items()}
-    refuse_sb3_only(cfg)
-    if weights.get("fixed", 0) > 0:
-        raise ValueError("the rllib backend has no 'fixed' opponent kind (fixed_opponent); train against a "
-                         "fixed agent with the sb3 backend")
-    mapping = partial(m.agent_to_module, num_players=rules.num_players, weights=weights,
-                      latest_prob=cfg.latest_prob)
+    games = envs_per_env_runner or runner_games(cfg, num_env_runners)
     batch = cfg.n_steps * cfg.n_envs
+    register_env(m.ENV_NAME, m.make_vector_env)
+    env_config = {"rules": rules.to_json(), "reward_scale": cfg.reward_scale, "reward": cfg.reward,
+                  "opponent_weights": weights, "max_snapshots": cfg.max_snapshots, "latest_prob": cfg.latest_prob,
+                  "rotate_steps": -(-cfg.snapshot_rotation // games), "seed": cfg.seed}
     return (
         PPOConfig()
         .framework("torch")
-        .environment(env=m.RummyMultiAgentEnv,
-                     env_config={"rules": rules.to_json(), "reward_scale": cfg.reward_scale, "reward": cfg.reward},
-                     # RLlib's env checker steps the env with unmasked random actions
-                     # (each one an illegal move that ends the hand): skip it
-                     disable_env_checking=True)
-        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=envs_per_env_runner,
-                     rollout_fragment_length=fragment_length(batch, num_env_runners * envs_per_env_runner),
+        # RLlib's env checker steps the env with unmasked random actions: skip it
+        .environment(env=m.ENV_NAME, env_config=env_config, disable_env_checking=True)
+        .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=games,
+                     gym_env_vectorize_mode="vector_entry_point",
+                     rollout_fragment_length=fragment_length(batch, num_env_runners * games),
                      num_cpus_per_env_runner=1, custom_resources_per_env_runner=dict(runner_resources or {}))
         .learners(num_learners=0)
-        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[m.LEARNER])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .rl_module(rl_module_spec=RLModuleSpec(module_class=m.CardPPOTorchRLModule, model_config=model))
         .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda, clip_param=cfg.clip_range,
                   entropy_coeff=cfg.ent_coef, vf_loss_coeff=cfg.vf_coef, grad_clip=cfg.max_grad_norm,
                   train_batch_size_per_learner=batch, minibatch_size=min(cfg.batch_size, batch),
@@ -183,11 +193,17 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
     )
 
 
-def fragment_length(batch: int, num_env_runners: int) -> int:
-    """The largest rollout fragment of at most ``ROLLOUT_FRAGMENT_LENGTH`` env steps that
-    divides each runner's share of the batch into whole fragments (RLlib requires the
-    batch to be reachable in whole fragments)."""
-    per_runner = max(1, -(-batch // num_env_runners))
+def runner_games(cfg: TrainConfig, num_env_runners: int) -> int:
+    """Games each env runner steps at once by default: the config's ``n_envs`` shared
+    among ``num_env_runners`` runners, rounded up."""
+    return max(1, -(-cfg.n_envs // max(1, num_env_runners)))
+
+
+def fragment_length(batch: int, num_games: int) -> int:
+    """The rollout fragment (steps of each game, at most ``ROLLOUT_FRAGMENT_LENGTH``) that
+    divides each game's share of the batch into whole fragments (RLlib requires the batch
+    to be reachable in whole fragments); ``num_games``: the games of all runners."""
+    per_runner = max(1, -(-batch // num_games))
     k = -(-per_runner // ROLLOUT_FRAGMENT_LENGTH)
     return -(-per_runner // k)
 
@@ -249,20 +265,17 @@ def projected_rate(learner_steps_per_iter: float, runner_rate: float, runners: i
 
 
 def learner_steps(result: dict[str, Any]) -> int:
-    """The learner's decisions sampled so far (lifetime) from an ``algo.train()`` result."""
-    er = result.get("env_runners", {})
-    for key in ("num_module_steps_sampled_lifetime", "num_agent_steps_sampled_lifetime"):
-        v = er.get(key)
-        if isinstance(v, dict) and "learner" in v:
-            return _count(v["learner"])
-    return 0
+    """The learner's decisions sampled so far (lifetime) from an ``algo.train()`` result:
+    the env steps (every step of ``SelfPlayVectorEnv`` is one of the learner's decisions;
+    the step that deals a new hand is a reset, not counted)."""
+    return _count(result.get("env_runners", {}).get("num_env_steps_sampled_lifetime"))
 
 
 class RLlibTrainer:
     """Owns the RLlib ``Algorithm``, the snapshot pool and the schedules of one run."""
 
     def __init__(self, cfg: TrainConfig, resume: str | None = None, num_env_runners: int = 1,
-                 envs_per_env_runner: int = 1, verbose: int = 1,
+                 envs_per_env_runner: int | None = None, verbose: int = 1,
                  runner_resources: dict[str, float] | None = None) -> None:
         from . import rllib_modules as m
 
@@ -283,12 +296,20 @@ class RLlibTrainer:
         torch.set_num_threads(cfg.torch_threads)
         self.algo = build_config(cfg, self.rules, num_env_runners, envs_per_env_runner,
                                  runner_resources).build_algo()
+        from .pool import OpponentPool
+
+        # the driver's copy of the pool's snapshots (what checkpoints store and the env
+        # runners get); the scripted opponents live in the runners' envs only
+        self.pool = OpponentPool({"snapshot": 1.0}, cfg.max_snapshots, cfg.latest_prob, baselines={})
         if ck_state is not None:
             self.algo.restore_from_path(str(Path(resume).resolve()))
             self.state = ck_state
+            pool_file = Path(resume) / POOL_FILE
+            if pool_file.is_file():
+                self.pool.load_state(torch.load(pool_file, weights_only=True))
         else:
-            self.state = {"num_timesteps": 0, "iteration": 0, "slots": [], "slot_steps": [], "next_slot": 0,
-                          "next_snapshot": 0, "next_eval": cfg.eval_every or float("inf"),
+            self.state = {"num_timesteps": 0, "iteration": 0, "next_snapshot": 0,
+                          "next_eval": cfg.eval_every or float("inf"),
                           "next_checkpoint": cfg.checkpoint_every, "eval_history": [], "wall_time_s": 0.0}
             if cfg.warmstart_decisions > 0 and cfg.warmstart_teacher != "none":
                 self.state["warm_start"] = self._warm_start()
@@ -296,13 +317,15 @@ class RLlibTrainer:
         self._t0 = time.perf_counter()
         self._wall0 = float(self.state.get("wall_time_s", 0.0))
 
+    def _learner_module(self) -> Any:
+        return self.algo.learner_group._learner.module[self.m.LEARNER]  # num_learners=0: the local learner
+
     def _warm_start(self) -> dict[str, Any]:
         """Behaviour-clone the teacher into the learner module (train/warmstart.py), as
         the SB3 trainer does; ``_push_all`` then sends the weights to the EnvRunners."""
         from .warmstart import warm_start
 
-        m = self.m
-        mod = self.algo.learner_group._learner.module[m.LEARNER]  # num_learners=0: the local learner
+        mod = self._learner_module()
         mod.train()
         try:  # the SB3 network's forward (features computed once), as sb3_forward is for SB3
             return warm_start(self.cfg, self.rules, list(mod.parameters()), mod.logits_and_values,
@@ -315,45 +338,35 @@ class RLlibTrainer:
             mod.eval()
 
     # -- weights and the pool
-    def _module_state(self, module_id: str, inference_only: bool) -> dict[str, Any]:
+    def _push_all(self) -> None:
+        """Force the learner's weights (no weights sequence number: always applied) and the
+        whole snapshot pool onto every EnvRunner (after a warm start or a restore)."""
         lg = self.algo.learner_group
-        st = lg.get_state(components=[f"learner/rl_module/{module_id}"], inference_only=inference_only)
-        return st["learner"]["rl_module"][module_id]
+        weights = {self.m.LEARNER: lg.get_state(components=[f"learner/rl_module/{self.m.LEARNER}"],
+                                                inference_only=True)["learner"]["rl_module"][self.m.LEARNER]}
+        pool = self.pool.state()
 
-    def _push_to_runners(self, module_ids: list[str]) -> None:
-        """Force the learner group's weights of ``module_ids`` and the pool state onto
-        every EnvRunner (no weights sequence number: the update is always applied)."""
-        from . import rllib_modules as m
-
-        weights = {mid: self._module_state(mid, inference_only=True) for mid in module_ids}
-        slots = list(self.state["slots"])
-
-        def apply(runner: Any, _w=weights, _s=slots) -> None:
-            m.set_pool_state(_s)
-            if _w and getattr(runner, "module", None) is not None:
-                runner.module.set_state(_w)
+        def apply(runner: Any, _w=weights, _p=pool) -> None:
+            module = getattr(runner, "module", None)
+            if module is not None:  # a single-agent runner holds the module itself, not a MultiRLModule
+                module.set_state(_w if hasattr(module, "keys") else _w[LEARNER_ID])
+            if getattr(runner, "env", None) is not None:
+                runner.env.unwrapped.load_pool(_p)
 
         self.algo.env_runner_group.foreach_env_runner(apply, local_env_runner=True)
-        m.set_pool_state(slots)
-
-    def _push_all(self) -> None:
-        ids = [self.m.LEARNER] + [self.m.snapshot_id(s) for s in self.state["slots"]]
-        self._push_to_runners(ids)
 
     def add_snapshot(self, step: int) -> None:
-        """Copy the learner's weights into the next snapshot slot (oldest replaced first)."""
-        st, m = self.state, self.m
-        slot = st["next_slot"]
-        full = self._module_state(m.LEARNER, inference_only=False)
-        self.algo.learner_group.set_weights({m.snapshot_id(slot): full})
-        if slot in st["slots"]:
-            i = st["slots"].index(slot)
-            st["slots"].pop(i)
-            st["slot_steps"].pop(i)
-        st["slots"].append(slot)
-        st["slot_steps"].append(step)
-        st["next_slot"] = (slot + 1) % self.cfg.max_snapshots
-        self._push_to_runners([m.snapshot_id(slot)])
+        """Freeze the learner's actor as a snapshot taken at learner step ``step``, in the
+        driver's pool and in every EnvRunner's env (the oldest dropped past ``max_snapshots``)."""
+        net = self._learner_module().actor_net()
+        self.pool.add_net(net, step)
+        spec, sd = net.spec, net.state_dict()
+
+        def apply(runner: Any, _spec=spec, _sd=sd, _step=step) -> None:
+            if getattr(runner, "env", None) is not None:
+                runner.env.unwrapped.add_snapshot(_spec, _sd, _step)
+
+        self.algo.env_runner_group.foreach_env_runner(apply, local_env_runner=True)
 
     # -- evaluation
     def greedy_agent(self) -> Any:
@@ -363,7 +376,7 @@ class RLlibTrainer:
 
     def actor(self) -> Any:
         """The learner's actor (obs -> logits) as a plain torch module (a copy)."""
-        mod = self.algo.learner_group._learner.module[self.m.LEARNER] if self.algo.learner_group.is_local else None
+        mod = self._learner_module() if self.algo.learner_group.is_local else None
         if mod is None:  # remote learners: rebuild from the weights
             mod = self.algo.get_module(self.m.LEARNER)
         return self.m.actor_of(mod)
@@ -401,6 +414,9 @@ class RLlibTrainer:
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
         self.algo.save_to_path(str(tmp.resolve()))
+        import torch
+
+        torch.save(self.pool.state(), tmp / POOL_FILE)
         (tmp / STATE_FILE).write_text(json.dumps(st, indent=2, default=float))
         self.cfg.save(tmp, self.rules.to_json())
         (tmp / "config.toml").unlink()
@@ -486,15 +502,14 @@ class RLlibTrainer:
         return report
 
     def samples_by_node(self) -> dict[str, int]:
-        """The env steps each Ray node's env runners have taken so far in this process
-        (node id -> steps; ``RummyMultiAgentEnv.steps_in_process`` of every remote runner),
-        so a multi-node run shows where its samples came from."""
+        """The learner steps each Ray node's env runners have taken so far in this process
+        (node id -> steps; ``SelfPlayVectorEnv.steps`` of every remote runner's env), so a
+        multi-node run shows where its samples came from."""
         def where(runner: Any) -> tuple[str, int]:
             import ray
 
-            from .rllib_modules import RummyMultiAgentEnv
-
-            return ray.get_runtime_context().get_node_id(), RummyMultiAgentEnv.steps_in_process
+            env = getattr(runner, "env", None)
+            return ray.get_runtime_context().get_node_id(), (env.unwrapped.steps if env is not None else 0)
 
         out: dict[str, int] = {}
         for node, steps in self.algo.env_runner_group.foreach_env_runner(where, local_env_runner=False):
@@ -522,6 +537,10 @@ def check_checkpoint(path: str | os.PathLike, rules: Rules | None = None) -> dic
     missing = [f for f in (STATE_FILE, CONFIG_NAME, "learner_group") if not (p / f).exists()]
     if missing:
         raise ValueError(f"{p} is not an RLlib checkpoint of `rummy train --backend rllib`: missing {', '.join(missing)}")
+    if not (p / MODULES / LEARNER_ID).is_dir() and (p / MODULES / OLD_LEARNER_ID).is_dir():
+        raise ValueError(f"{p} was written by the multi-agent env runners of rummy-env 0.1.0 (the snapshots were "
+                         "modules of the checkpoint); this version cannot resume it, but `rummy export` still "
+                         "exports its policy")
     try:
         state = json.loads((p / STATE_FILE).read_text())
         meta = json.loads((p / CONFIG_NAME).read_text())
@@ -535,11 +554,18 @@ def check_checkpoint(path: str | os.PathLike, rules: Rules | None = None) -> dic
 
 
 def learner_module_dir(ckpt: str | os.PathLike) -> Path:
-    p = Path(ckpt) / "learner_group" / "learner" / "rl_module" / "learner"
-    if not p.is_dir():
-        raise ValueError(f"{ckpt} has no learner module ({p} is missing); give a checkpoints/iter_N folder "
-                         "written by `rummy train --backend rllib`")
-    return p
+    """The learner module's folder in an RLlib checkpoint: ``learner_group/learner/rl_module/
+    default_policy`` (``learner`` in checkpoints of the multi-agent env runners, before
+    the vector env).
+
+    Raises:
+        ValueError: neither folder exists."""
+    for mid in (LEARNER_ID, OLD_LEARNER_ID):
+        p = Path(ckpt) / MODULES / mid
+        if p.is_dir():
+            return p
+    raise ValueError(f"{ckpt} has no learner module ({Path(ckpt) / MODULES / LEARNER_ID} is missing); give a "
+                     "checkpoints/iter_N folder written by `rummy train --backend rllib`")
 
 
 def load_actor(ckpt: str | os.PathLike) -> Any:
@@ -610,11 +636,11 @@ def main(cfg: TrainConfig, args: argparse.Namespace) -> int:
     n_runners = getattr(args, "num_env_runners", None)
     n_runners = 1 if n_runners is None else int(n_runners)
     n_envs = getattr(args, "envs_per_env_runner", None)
-    n_envs = 1 if n_envs is None else int(n_envs)
+    n_envs = None if n_envs is None else int(n_envs)
     resources = parse_resources(getattr(args, "env_runner_resource", None) or [])
     if n_runners < 1:
         raise ValueError(f"--num-env-runners must be >= 1, got {n_runners}")
-    if n_envs < 1:
+    if n_envs is not None and n_envs < 1:
         raise ValueError(f"--envs-per-env-runner must be >= 1, got {n_envs}")
     resume = getattr(args, "resume", None)
     if resume:

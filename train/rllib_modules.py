@@ -1,7 +1,11 @@
 """The Ray/RLlib pieces of ``rummy train --backend rllib`` (imported after the Ray
 environment is set up; see ``rummy_env.train.rllib``).
 
-- ``RummyMultiAgentEnv``: ``rummy_v0.env(...)`` behind RLlib's ``PettingZooEnv``.
+- ``make_vector_env``: the env runners' env, ``SelfPlayVectorEnv`` (``train/vector_env.py``):
+  many games stepped at once with the SB3 backend's batched encoder and batched opponents,
+  the opponents (snapshots and scripted baselines) inside the env, drawn per seat per
+  hand from an ``OpponentPool`` with the SB3 trainer's semantics; registered with Ray
+  as ``ENV_NAME``. Only the learner's decisions are env steps.
 - ``CardPPOTorchRLModule``: the SB3 backend's policy network as an RLlib PPO module
   (``rummy_env.train.features.CardFeatures`` with the config's ``features``/``trunk``,
   shared by separate policy and value MLPs of ``net_arch``, then the action and value
@@ -9,21 +13,10 @@ environment is set up; see ``rummy_env.train.rllib``).
 - ``MaskedPPOTorchRLModule``: RLlib's default PPO torch module on the ``"observation"``
   Box (no card features), the network of checkpoints written before; kept so they
   still load and export.
-- ``ScriptedRLModule``: a scripted baseline (``rummy_env.agents.make_agent(name)``) as an RLModule
-  that returns actions directly (masked: the agents only play legal moves).
-- ``agent_to_module``: the policy mapping. One random seat per hand is played by the
-  trained module ``"learner"``; every other seat draws an opponent as the SB3 trainer's
-  ``OpponentPool`` does (kinds by ``opponent_weights``; a snapshot is the newest with
-  probability ``latest_prob``, else a uniformly random stored one; before the first
-  snapshot, snapshot draws fall back to the other kinds). Snapshots live in fixed,
-  untrained module slots ``snapshot_0 ... snapshot_{K-1}`` that the driver fills with
-  copies of the learner's weights; which slots are filled (and the newest) is pushed to
-  every EnvRunner with ``set_pool_state``.
 - ``RummyCallbacks``: the learner's win rate and points per opponent kind.
 """
 from __future__ import annotations
 
-import hashlib
 from functools import partial
 from typing import Any
 
@@ -35,59 +28,45 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.models.base import ACTOR, ENCODER_OUT
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
-from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.core.rl_module.torch import TorchRLModule
-from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-from rummy_env.agents import BASELINES
 from rummy_env.agents.masking import mask_logits
 
-LEARNER = "learner"
-
-
-def snapshot_id(i: int) -> str:
-    return f"snapshot_{i}"
+LEARNER = "default_policy"
+"""The trained module's id (RLlib's ``DEFAULT_MODULE_ID``: one module, single-agent env runners)."""
+OLD_LEARNER = "learner"
+"""The trained module's id in checkpoints of the multi-agent env runners (before the vector env)."""
 
 
 # ---------------------------------------------------------------------------- the env
 
-class RummyMultiAgentEnv(PettingZooEnv):
-    """``rummy_v0.env(rules=..., reward_scale=...)`` as an RLlib ``MultiAgentEnv``.
+ENV_NAME = "rummy-selfplay-vector-v0"
+"""The name ``make_vector_env`` is registered under (``ray.tune.registry.register_env``)."""
 
-    ``config``: ``{"rules": preset name or STATE-style rules object, "reward_scale": float,
-    "reward": "points" or "win"}``. With ``"win"`` each hand's reward is its sign: +1
-    for the seat that went out, -1 for the others, 0 on a void hand (the env pays
-    points only at the end of a hand, zero-sum, so the sign is who won;
-    ``rummy_env.train.rewards.hand_rewards``). Observations are the env's dict
-    ``{"observation": float32, "action_mask": int8}``.
+
+def make_vector_env(config: dict[str, Any]) -> Any:
+    """The env runners' ``SelfPlayVectorEnv`` from RLlib's env config (the
+    ``vector_entry_point`` RLlib calls with ``num_envs`` added):
+    ``{"rules": Rules.to_json(), "num_envs": int, "reward_scale": float, "reward": str,
+    "opponent_weights": {kind: weight}, "max_snapshots": int, "latest_prob": float,
+    "rotate_steps": int, "seed": int}``. The pool starts without snapshots (the trainer
+    adds them: ``SelfPlayVectorEnv.add_snapshot``); the deals come from the seed RLlib's
+    first ``reset`` gives (the run's seed plus the runner's index).
 
     Raises:
-        ValueError: an unknown ``reward``.
-    """
+        ValueError: a bad rules object or reward (as ``SelfPlayVectorEnv``)."""
+    from rummy_env.rules import Rules
 
-    def __init__(self, config: dict | None = None) -> None:
-        from rummy_env import rummy_v0
+    from .subproc import make_pool
+    from .vector_env import SelfPlayVectorEnv
 
-        config = dict(config or {})
-        from .rewards import REWARDS
-
-        self.reward = config.get("reward", "points")
-        if self.reward not in REWARDS:
-            raise ValueError(f"reward must be {' or '.join(REWARDS)}, got {self.reward!r}")
-        super().__init__(rummy_v0.env(rules=config.get("rules", "classic"),
-                                      reward_scale=float(config.get("reward_scale", 1.0))))
-
-    steps_in_process = 0
-    """Env steps taken by every instance in this process (an env runner's samples; the
-    trainer reads it per runner to report the samples by node)."""
-
-    def step(self, action: dict) -> tuple:
-        """PettingZooEnv's step, with each reward replaced by its sign when ``reward="win"``."""
-        RummyMultiAgentEnv.steps_in_process += 1
-        obs, rew, term, trunc, info = super().step(action)
-        if self.reward == "win":
-            rew = {k: float(np.sign(v)) for k, v in rew.items()}
-        return obs, rew, term, trunc, info
+    cfg = dict(config)
+    seed = int(cfg.get("seed", 0))
+    pool = make_pool(dict(cfg.get("opponent_weights", {"random": 1.0})), int(cfg.get("max_snapshots", 8)),
+                     float(cfg.get("latest_prob", 0.5)), seed=seed)
+    return SelfPlayVectorEnv(Rules.from_json(cfg["rules"]), pool, int(cfg.get("num_envs", 1)), seed=seed,
+                             reward_scale=float(cfg.get("reward_scale", 0.01)), reward=cfg.get("reward", "points"),
+                             rotate_steps=int(cfg.get("rotate_steps", 0)))
 
 
 # ---------------------------------------------------------------------------- modules
@@ -330,104 +309,21 @@ def actor_of(module: Any) -> torch.nn.Module:
     return copy.deepcopy(ActorLogits(module)).eval()
 
 
-class ScriptedRLModule(RLModule):
-    """A scripted baseline as an (untrained) RLModule: ``model_config["agent"]`` names
-    the ``rummy_env.agents.make_agent`` agent; each row of the batch gets
-    ``agent.act(observation, action_mask)`` (a legal move)."""
-
-    def setup(self) -> None:
-        from rummy_env.agents import make_agent
-
-        cfg = self.model_config or {}
-        self.agent_name = cfg.get("agent", "random")
-        self.agent = make_agent(self.agent_name, seed=cfg.get("seed"))
-
-    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        obs = batch[Columns.OBS]
-        x = np.asarray(obs["observation"].cpu() if isinstance(obs["observation"], torch.Tensor) else obs["observation"],
-                       dtype=np.float32)
-        m = np.asarray(obs["action_mask"].cpu() if isinstance(obs["action_mask"], torch.Tensor) else obs["action_mask"])
-        acts = np.array([self.agent.act(x[i], m[i]) for i in range(len(x))], dtype=np.int64)
-        return {Columns.ACTIONS: acts}
-
-    def _forward_train(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        raise NotImplementedError(f"the scripted {self.agent_name!r} module is not trained")
-
-    def get_state(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return {}
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        pass
-
-    def compile(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
-# ---------------------------------------------------------------------------- policy mapping
-
-# Per process (the driver and every EnvRunner): the filled snapshot slots, oldest first.
-_POOL: dict[str, Any] = {"slots": []}
-
-
-def set_pool_state(slots: list[int]) -> None:
-    """Record which snapshot slots hold a snapshot (oldest first, the newest last)."""
-    _POOL["slots"] = list(slots)
-
-
-def _episode_rng(episode: Any) -> np.random.Generator:
-    key = str(getattr(episode, "id_", None) or id(episode)).encode()
-    return np.random.default_rng(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little"))
-
-
-def table_for(rng: np.random.Generator, num_players: int, weights: dict[str, float], latest_prob: float,
-              slots: list[int]) -> list[str]:
-    """Module ids for seats ``0 .. n-1`` of one hand (one is ``"learner"``)."""
-    learner_seat = int(rng.integers(num_players))
-    kinds = [k for k, w in weights.items() if w > 0 and (k != "snapshot" or slots)]
-    w = np.array([weights[k] for k in kinds], dtype=np.float64)
-    table = []
-    for seat in range(num_players):
-        if seat == learner_seat:
-            table.append(LEARNER)
-            continue
-        kind = kinds[int(rng.choice(len(kinds), p=w / w.sum()))]
-        if kind == "snapshot":
-            if rng.random() < latest_prob:
-                table.append(snapshot_id(slots[-1]))
-            else:
-                table.append(snapshot_id(slots[int(rng.integers(len(slots)))]))
-        else:
-            table.append(kind)
-    return table
-
-
-def agent_to_module(agent_id: str, episode: Any = None, *, num_players: int = 2,
-                    weights: dict[str, float] | None = None, latest_prob: float = 0.5, **kwargs: Any) -> str:
-    """RLlib's ``policy_mapping_fn`` (bind the keywords with ``functools.partial``).
-    Deterministic per episode: every seat of a hand sees the same table."""
-    table = table_for(_episode_rng(episode), num_players, weights or {"random": 1.0}, latest_prob, _POOL["slots"])
-    return table[int(str(agent_id).rsplit("_", 1)[-1])]
-
-
-def opponent_kind(module_id: str) -> str:
-    return "snapshot" if module_id.startswith("snapshot_") else module_id
-
-
 # ---------------------------------------------------------------------------- metrics
 
 class RummyCallbacks(RLlibCallback):
-    """Logs, per finished hand, whether the learner won and its points (reward), overall
-    and per opponent kind (``win/all``, ``win/heuristic``, ``points/random``, ...)."""
+    """Logs, per finished hand, whether the learner won and its points (the env's
+    terminal infos: ``win`` and ``points``, hand points, not the scaled reward), overall
+    and per opponent kind (``win/all``, ``win/heuristic``, ``points/snapshot``, ...;
+    several seats: the kinds ``"+"``-joined, sorted)."""
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
         if metrics_logger is None:
             return
-        learner = [a for a in episode.agent_ids if episode.module_for(a) == LEARNER]
-        if not learner:
+        info = episode.get_infos(-1) or {}
+        if "win" not in info:
             return
-        rewards = episode.get_rewards()
-        r = float(np.sum(rewards.get(learner[0], [0.0])))
-        opps = sorted({opponent_kind(episode.module_for(a)) for a in episode.agent_ids if a != learner[0]})
-        for key in ("all", "+".join(opps)):
-            metrics_logger.log_value(f"win/{key}", float(r > 0), reduce="mean", window=200)
-            metrics_logger.log_value(f"points/{key}", r, reduce="mean", window=200)
+        opps = "+".join(sorted(str(info.get("opponent", "")).split("+")))
+        for key in ("all", opps):
+            metrics_logger.log_value(f"win/{key}", float(info["win"]), reduce="mean", window=200)
+            metrics_logger.log_value(f"points/{key}", float(info["points"]), reduce="mean", window=200)

@@ -1,0 +1,207 @@
+"""The RLlib backend's env (issue 26 item 3): ``SelfPlayVectorEnv`` is the SB3 backend's
+batched games as a Gymnasium vector env in NEXT_STEP autoreset mode. Each game's
+trajectory (observations, masks, rewards, ends of hands) is the one ``SelfPlayVecEnv``
+gives for the same seed and the same moves; the step after a hand ends is a reset."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from extras import needs
+
+needs("sb3_contrib")
+import gymnasium as gym  # noqa: E402
+
+from rummy_env import Rules, engine, state_json  # noqa: E402
+from rummy_env.observation import Encoder  # noqa: E402
+from rummy_env.table import Table  # noqa: E402
+from rummy_env.train.pool import ActorNet  # noqa: E402
+from rummy_env.train.subproc import make_pool  # noqa: E402
+from rummy_env.train.vec_env import SelfPlayVecEnv  # noqa: E402
+from rummy_env.train.vector_env import SelfPlayVectorEnv  # noqa: E402
+
+WEIGHTS = {"random": 0.4, "greedy": 0.3, "heuristic": 0.3}
+
+
+def _pick(rng: np.random.Generator, mask_row: np.ndarray) -> int:
+    return int(rng.choice(np.flatnonzero(mask_row)))
+
+
+def _vector(rules: Rules, n: int, seed: int, weights=WEIGHTS, **kw) -> SelfPlayVectorEnv:
+    return SelfPlayVectorEnv(rules, make_pool(weights, 3, 0.5, seed=0), n, seed=seed, **kw)
+
+
+def test_spaces_and_the_first_observations_are_each_learners_view():
+    rules = Rules.make("classic")
+    env = _vector(rules, 3, seed=4)
+    table = Table.of(rules)
+    assert env.single_action_space == gym.spaces.Discrete(579)
+    assert env.single_observation_space["observation"].shape == (table.obs_size,)
+    assert env.single_observation_space["action_mask"].dtype == np.int8
+    assert env.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
+    obs, infos = env.reset()
+    assert infos == {}
+    assert obs["observation"].shape == (3, table.obs_size) and obs["observation"].dtype == np.float32
+    assert obs["action_mask"].shape == (3, 579) and obs["action_mask"].dtype == np.int8
+    enc = Encoder.for_rules(rules)
+    for i, g in enumerate(env.games.games):
+        assert g.state.current == g.seat and not g.state.hand_over  # the learner is to move
+        assert np.array_equal(obs["observation"][i], enc.encode(g.state, g.seat))
+        assert np.flatnonzero(obs["action_mask"][i]).tolist() == sorted(engine.legal_actions(g.state))
+    assert obs["observation"] is not env.games.obs  # a copy
+
+
+@pytest.mark.parametrize("preset,n,reward", [("classic", 2, "points"), ("turnover", 3, "win"), ("rum500", 2, "points")])
+def test_each_games_trajectory_is_the_sb3_envs_and_a_hands_end_is_next_step_autoreset(preset, n, reward):
+    """Both envs from one seed, each game's moves from its own generator: the vector env
+    gives per game the SB3 env's observations, masks, rewards and ends of hands; the
+    terminal step shows the ended hand (the SB3 env's terminal_observation, a zero mask),
+    and the game's next step ignores its action and shows the new hand."""
+    rules = Rules.make(preset, num_players=n)
+    games, seed, scale = 4, 21, 0.01
+    sb3 = SelfPlayVecEnv(rules, make_pool(WEIGHTS, 3, 0.5, seed=0), games, seed=seed, reward_scale=scale,
+                         reward=reward)
+    vec = _vector(rules, games, seed, reward_scale=scale, reward=reward)
+    ref_obs = sb3.reset()
+    ref_masks = sb3.action_masks().astype(np.int8)
+    obs, _ = vec.reset()
+    assert np.array_equal(obs["observation"], ref_obs) and np.array_equal(obs["action_mask"], ref_masks)
+
+    def trajectory(step_fn, first_obs, first_masks, decisions: int) -> list[list[tuple]]:
+        rngs = [np.random.default_rng([seed, i]) for i in range(games)]
+        out: list[list[tuple]] = [[("obs", first_obs[i].tobytes(), first_masks[i].tobytes())] for i in range(games)]
+        while min(sum(1 for e in t if e[0] == "act") for t in out) < decisions:
+            step_fn(rngs, out)
+        return out
+
+    def sb3_step(rngs, out) -> None:
+        masks = sb3.action_masks()
+        acts = np.array([_pick(rngs[i], masks[i]) for i in range(games)])
+        o, r, d, infos = sb3.step(acts)
+        m = sb3.action_masks().astype(np.int8)
+        for i in range(games):
+            out[i].append(("act", int(acts[i])))
+            out[i].append(("reward", float(r[i]), bool(d[i])))
+            out[i].append(("obs", o[i].tobytes(), m[i].tobytes()))
+            if d[i]:
+                out[i][-2:-2] = [("final", infos[i]["terminal_observation"].tobytes())]
+
+    fresh = np.zeros(games, dtype=bool)
+    ignored = []
+
+    def vec_step(rngs, out) -> None:
+        nonlocal obs
+        acts = np.array([0 if fresh[i] else _pick(rngs[i], obs["action_mask"][i]) for i in range(games)])
+        before = vec.steps
+        obs, r, term, trunc, infos = vec.step(acts)
+        assert not trunc.any()
+        assert vec.steps - before == games - fresh.sum()  # the ignored actions are no decisions
+        for i in range(games):
+            if fresh[i]:  # a reset: the new hand's first view, nothing else
+                assert r[i] == 0 and not term[i] and obs["action_mask"][i].any()
+                ignored.append(i)
+                out[i].append(("obs", obs["observation"][i].tobytes(), obs["action_mask"][i].tobytes()))
+                continue
+            out[i].append(("act", int(acts[i])))
+            if term[i]:
+                st_final = obs["observation"][i].tobytes()
+                assert not obs["action_mask"][i].any()  # nothing to do in an ended hand
+                assert infos["_win"][i] and infos["opponent"][i]
+                out[i].append(("final", st_final))
+                out[i].append(("reward", float(r[i]), True))
+            else:
+                out[i].append(("reward", float(r[i]), False))
+                out[i].append(("obs", obs["observation"][i].tobytes(), obs["action_mask"][i].tobytes()))
+        fresh[:] = term
+
+    want = trajectory(sb3_step, ref_obs, ref_masks, 60)
+    got = trajectory(vec_step, obs["observation"], obs["action_mask"], 60)
+    # the SB3 env's step that ends a hand gives (final, reward, next hand's obs); the vector
+    # env's gives (final, reward) and its reset step the obs: the same entries in one order.
+    # The vector env spends a step on each reset, so each game's lists are compared as far
+    # as both go (at least 60 decisions)
+    for i in range(games):
+        k = min(len(got[i]), len(want[i]))
+        assert sum(1 for e in got[i][:k] if e[0] == "act") >= 60
+        assert got[i][:k] == want[i][:k], f"game {i}"
+    assert ignored, "no hand ended: the test saw no autoreset"
+
+
+def test_a_hands_reward_is_the_learners_payoff_in_points_times_the_scale():
+    rules = Rules.make("classic")
+    env = _vector(rules, 6, seed=3, reward_scale=0.5)
+    obs, _ = env.reset()
+    rng = np.random.default_rng(0)
+    seen = 0
+    for _ in range(400):
+        acts = np.array([_pick(rng, m) if m.any() else 0 for m in obs["action_mask"]])
+        obs, r, term, _, infos = env.step(acts)
+        for i in np.flatnonzero(term):
+            assert r[i] == pytest.approx(0.5 * infos["points"][i])
+            assert infos["win"][i] == (1.0 if infos["points"][i] > 0 else 0.0)
+            seen += 1
+        assert (r[~term] == 0).all()
+    assert seen >= 3
+
+
+def test_an_illegal_action_or_a_bad_batch_is_refused_and_changes_nothing():
+    rules = Rules.make("classic")
+    env = _vector(rules, 3, seed=8)
+    obs, _ = env.reset()
+    snapshot = [g.state.copy() for g in env.games.games]
+    illegal = int(np.flatnonzero(obs["action_mask"][1] == 0)[0])
+    acts = np.array([_pick(np.random.default_rng(0), m) for m in obs["action_mask"]])
+    acts[1] = illegal
+    with pytest.raises(ValueError, match=f"game 1: action {illegal} is not legal"):
+        env.step(acts)
+    for bad, msg in ((acts[:2], r"shape \(3,\)"), (acts.astype(np.float32), "ints"), (np.array([0, 0, 600]), "game")):
+        with pytest.raises(ValueError, match=msg):
+            env.step(bad)
+    for g, st in zip(env.games.games, snapshot):  # no game moved
+        assert state_json.to_json(g.state) == state_json.to_json(st)
+    assert env.steps == 0
+    with pytest.raises(ValueError, match="no options"):
+        env.reset(options={"x": 1})
+    with pytest.raises(ValueError, match="seed must be an int"):
+        env.reset(seed="7")
+
+
+def test_seeded_resets_repeat_their_deals_and_resets_without_a_seed_deal_afresh():
+    rules = Rules.make("classic")
+    env = _vector(rules, 4, seed=1)
+    a = env.reset(seed=9)[0]["observation"]
+    b = env.reset(seed=9)[0]["observation"]
+    c = env.reset()[0]["observation"]
+    d = env.reset()[0]["observation"]
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c) and not np.array_equal(c, d)
+    assert np.array_equal(_vector(rules, 4, seed=1).reset()[0]["observation"],
+                          _vector(rules, 4, seed=1).reset(seed=1)[0]["observation"])
+
+
+def test_snapshots_join_the_pool_and_play_as_opponents():
+    rules = Rules.make("classic")
+    env = _vector(rules, 8, seed=2, weights={"snapshot": 0.9, "random": 0.1})
+    table = Table.of(rules)
+    net = ActorNet(table.obs_size, [16], table.num_actions, "Tanh", "cards", 32, 2, table.kind)
+    for step in (0, 10, 20, 30):  # max_snapshots 3: the oldest is dropped
+        env.add_snapshot(net.spec, net.state_dict(), step)
+    assert env.pool.snapshot_steps == [10, 20, 30]
+    obs, _ = env.reset()
+    kinds = []
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        obs, _, term, _, infos = env.step(np.array([_pick(rng, m) if m.any() else 0 for m in obs["action_mask"]]))
+        kinds += [infos["opponent"][i] for i in np.flatnonzero(term)]
+    assert kinds and kinds.count("snapshot") > kinds.count("random") > 0
+    state = env.pool.state()
+    other = _vector(rules, 2, seed=0)
+    other.load_pool(state)
+    assert other.pool.snapshot_steps == [10, 20, 30]
+
+
+def test_num_envs_must_be_a_positive_int():
+    rules = Rules.make("classic")
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="num_envs must be an int >= 1"):
+            _vector(rules, bad, seed=0)
