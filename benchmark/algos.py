@@ -10,7 +10,7 @@ against learner steps and wall-clock), and returns the trained agent as a
 | --- | --- | --- |
 | ``ppo`` | sb3-contrib MaskablePPO | ``rummy train``'s self-play (snapshot pool and scripted baselines), no warm start |
 | ``ppo-warmstart`` | sb3-contrib MaskablePPO | the same after a short warm start: 100k decisions cloned from ``heuristic`` and one DAgger round of 50k (extra environment steps, not counted in the budget: the row says how many) |
-| ``rllib-ppo`` | Ray RLlib PPO | ``rummy train --backend rllib``: the same network, pool and hyper-parameters on RLlib, no warm start, one env runner stepping 8 games |
+| ``rllib-ppo`` | Ray RLlib PPO | ``rummy train --backend rllib``: the same network, pool and hyper-parameters on RLlib, no warm start, one env runner stepping the config's 64 games |
 | ``dqn`` | Tianshou DQN | value-based, action-masked Q-learning against the scripted baselines (no self-play; ``rummy_env.train.dqn``) |
 """
 from __future__ import annotations
@@ -164,8 +164,9 @@ def run_ppo_warm(task: Task, budget_name: str, budget: int, seed: int, out: Path
 
 
 def run_rllib(task: Task, budget_name: str, budget: int, seed: int, out: Path, verbose: int = 1) -> dict[str, Any]:
-    """Ray RLlib PPO (``rummy train --backend rllib``: one env runner, 8 games each);
-    the final checkpoint is exported to ONNX and evaluated as ``onnx:DIR``."""
+    """Ray RLlib PPO (``rummy train --backend rllib``: one env runner stepping the config's
+    games, ``SelfPlayVectorEnv``); the final checkpoint is exported to ONNX and evaluated
+    as ``onnx:DIR``."""
     from rummy_env.train import rllib
     from rummy_env.train.export import export_rllib_checkpoint
 
@@ -176,7 +177,7 @@ def run_rllib(task: Task, budget_name: str, budget: int, seed: int, out: Path, v
     started = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
     ray = rllib.init_ray(None, num_cpus=2)
     t0 = time.perf_counter()
-    trainer = rllib.RLlibTrainer(cfg, num_env_runners=1, envs_per_env_runner=8, verbose=verbose)
+    trainer = rllib.RLlibTrainer(cfg, num_env_runners=1, verbose=verbose)
     try:
         trainer.learn()
         ckpt = trainer.last_checkpoint
@@ -190,7 +191,7 @@ def run_rllib(task: Task, budget_name: str, budget: int, seed: int, out: Path, v
     export_rllib_checkpoint(ckpt, policy)
     return {"agent": f"onnx:{policy}",
             "training": _training(budget_name, budget, seed, steps, wall, _curve_from_history(run_dir), cfg.to_dict(),
-                                  note="one env runner, 8 games per runner"),
+                                  note=f"one env runner stepping {cfg.n_envs} games at once"),
             "algorithm": {"name": "rllib-ppo", "library": "ray[rllib]", "library_version": _version("ray"),
                           "class": "PPO", "self_play": True, "warm_start": False}}
 
