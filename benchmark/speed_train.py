@@ -65,8 +65,7 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of ``rummy bench train``."""
     p.add_argument("--timesteps", type=int, default=65_536, help="learner timesteps per run (default 65,536)")
     p.add_argument("--workers", type=int, nargs="+", default=None,
-                   help="worker counts to compare: SB3 worker processes, RLlib env runners (default 1 2 for sb3, "
-                        "1 for rllib)")
+                   help="worker counts to compare: SB3 worker processes, RLlib env runners (default 1 2)")
     p.add_argument("--backend", nargs="+", choices=("sb3", "rllib"), default=["sb3"],
                    help="training backend(s) to measure, in this order (default sb3; rllib needs the rllib extra). "
                         "Both: the same network and config, one after the other, and RLlib's rate as a share of "
@@ -463,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
     snaps = getattr(args, "snapshots", False) or getattr(args, "full_pool", False)
     full = getattr(args, "full_pool", False)
     for backend in backends:
-        for w in args.workers or ([1, 2] if backend == "sb3" else [1]):
+        for w in args.workers or [1, 2]:
             what = "worker(s)" if backend == "sb3" else "env runner(s)"
             print(f"training {args.timesteps:,} timesteps on {backend} with {w} {what} ...", flush=True)
             if backend == "sb3":
