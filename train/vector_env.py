@@ -106,21 +106,22 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
     def _batch(self) -> dict[str, np.ndarray]:
         return {"observation": self.games.obs.copy(), "action_mask": self.games.masks.copy()}
 
-    def reset(self, *, seed: int | list[int] | None = None,
+    def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Deal every game and play the opponents up to the learner's first move.
-        ``seed``: an int (the deals of every game from it) or None (the constructor's seed
-        on the first reset, then fresh deals). ``options`` are not supported.
+        ``seed``: an int (the deals of every game spawned from it) or None (the
+        constructor's seed on the first reset, then fresh deals). ``options`` are not
+        supported. Returns ``(observations, {})``.
 
         Raises:
-            ValueError: ``options`` given, or a seed that is not an int.
+            ValueError: ``options`` given, or a seed that is not an int (a list of
+                per-game seeds included); nothing is reset then.
         """
         if options:
             raise ValueError(f"reset takes no options, got {options!r}")
-        if isinstance(seed, (list, tuple)):
-            seed = seed[0] if seed and all(s is None or isinstance(s, int) for s in seed) else seed
         if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
-            raise ValueError(f"seed must be an int or None, got {seed!r}")
+            raise ValueError(f"seed must be an int or None (one seed for all the games: each game's deals are "
+                             f"spawned from it), got {seed!r}")
         if seed is None:
             seed = self._seed if not self._reset_once else int(self._seeds.integers(2**62))
         else:
