@@ -42,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="RLlib: a custom Ray resource each env runner needs, to place the runners on the nodes "
                         "that advertise it (ray start --resources '{\"NAME\": N}'); repeatable")
     p.add_argument("--envs-per-env-runner", type=int, default=None,
-                   help="RLlib: games stepped together by each env runner (batched forward passes; default 1)")
+                   help="RLlib: games each env runner steps together (one batched env; default: the config's "
+                        "n_envs shared among the runners)")
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
