@@ -393,7 +393,11 @@ def test_a_checkpoint_of_the_multi_agent_runners_is_not_resumed_but_its_module_i
     with pytest.raises(ValueError, match="multi-agent env runners of rummy-env 0.1.0.*cannot resume"):
         rllib.check_checkpoint(ck)
     assert rllib.learner_module_dir(ck).name == "learner"
+    assert rllib.check_checkpoint(ck, resume=False) == {"num_timesteps": 10}  # what `rummy export` checks
     (ck / "learner_group" / "learner" / "rl_module" / "default_policy").mkdir()
+    with pytest.raises(ValueError, match="missing rummy_pool.pt"):
+        rllib.check_checkpoint(ck)
+    (ck / "rummy_pool.pt").write_bytes(b"")
     assert rllib.check_checkpoint(ck) == {"num_timesteps": 10}
     assert rllib.learner_module_dir(ck).name == "default_policy"
 

@@ -410,7 +410,7 @@ def export_rllib_checkpoint(ckpt_dir: str | os.PathLike, out_dir: str | os.PathL
     from .rllib import STATE_FILE, check_checkpoint, load_actor
 
     p = Path(ckpt_dir)
-    check_checkpoint(p)
+    check_checkpoint(p, resume=False)  # a checkpoint of 0.1.0's multi-agent runners exports too
     if rules is None:
         rules_obj, rules_source = find_rules(p / STATE_FILE)  # reads rummy_config.json beside it
     else:

@@ -304,9 +304,7 @@ class RLlibTrainer:
         if ck_state is not None:
             self.algo.restore_from_path(str(Path(resume).resolve()))
             self.state = ck_state
-            pool_file = Path(resume) / POOL_FILE
-            if pool_file.is_file():
-                self.pool.load_state(torch.load(pool_file, weights_only=True))
+            self.pool.load_state(torch.load(Path(resume) / POOL_FILE, weights_only=True))  # check_checkpoint: it is there
         else:
             self.state = {"num_timesteps": 0, "iteration": 0, "next_snapshot": 0,
                           "next_eval": cfg.eval_every or float("inf"),
@@ -522,12 +520,15 @@ class RLlibTrainer:
 
 # ---------------------------------------------------------------------------- checkpoints
 
-def check_checkpoint(path: str | os.PathLike, rules: Rules | None = None) -> dict[str, Any]:
+def check_checkpoint(path: str | os.PathLike, rules: Rules | None = None, resume: bool = True) -> dict[str, Any]:
     """Read ``rummy_state.json`` of an RLlib checkpoint folder (``checkpoints/iter_N``),
-    checking it is one and, with ``rules``, that it was trained on them.
+    checking it is one and, with ``rules``, that it was trained on them; with ``resume``
+    (default), also that this version can resume it (the vector env's single module and
+    ``rummy_pool.pt``; ``resume=False`` for an export, which needs the learner module only).
 
     Raises:
-        ValueError: not a folder, not an RLlib checkpoint of this trainer, or other rules.
+        ValueError: not a folder, not an RLlib checkpoint of this trainer, other rules, or
+            (``resume``) a checkpoint of 0.1.0's multi-agent runners or one without its pool.
     """
     p = Path(path)
     if p.exists() and not p.is_dir():
@@ -537,10 +538,13 @@ def check_checkpoint(path: str | os.PathLike, rules: Rules | None = None) -> dic
     missing = [f for f in (STATE_FILE, CONFIG_NAME, "learner_group") if not (p / f).exists()]
     if missing:
         raise ValueError(f"{p} is not an RLlib checkpoint of `rummy train --backend rllib`: missing {', '.join(missing)}")
-    if not (p / MODULES / LEARNER_ID).is_dir() and (p / MODULES / OLD_LEARNER_ID).is_dir():
+    if resume and not (p / MODULES / LEARNER_ID).is_dir() and (p / MODULES / OLD_LEARNER_ID).is_dir():
         raise ValueError(f"{p} was written by the multi-agent env runners of rummy-env 0.1.0 (the snapshots were "
                          "modules of the checkpoint); this version cannot resume it, but `rummy export` still "
                          "exports its policy")
+    if resume and not (p / POOL_FILE).is_file():
+        raise ValueError(f"{p} is not a whole RLlib checkpoint of `rummy train --backend rllib`: missing {POOL_FILE} "
+                         "(the opponent pool's snapshots)")
     try:
         state = json.loads((p / STATE_FILE).read_text())
         meta = json.loads((p / CONFIG_NAME).read_text())
