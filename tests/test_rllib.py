@@ -214,7 +214,7 @@ def rllib_env():
                 os.environ[k] = v
 
 
-def sb3_and_rllib_networks(tmp_path: Path, **net):
+def sb3_and_rllib_networks(tmp_path: Path, precision: str = "float32", **net):
     """The SB3 trainer's policy and the RLlib learner module ``build_config`` specifies,
     both built from one ``TrainConfig`` with the network keys ``net``, in float32 (the
     RLlib learner's precision; ``precision = "auto"`` would run the SB3 policy's layers
@@ -224,7 +224,7 @@ def sb3_and_rllib_networks(tmp_path: Path, **net):
     from rummy_env.train.trainer import Trainer
 
     cfg = TrainConfig(out=str(tmp_path / "sb3"), rules="classic", n_envs=2, n_steps=64, batch_size=64, workers=1, warmstart_decisions=0,
-                      eval_every=0, progress=False, seed=0, precision="float32", **net)
+                      eval_every=0, progress=False, seed=0, precision=precision, **net)
     t = Trainer(cfg, verbose=0)
     t.venv.close()
     env = rummy_v0.env(rules="classic")
@@ -293,6 +293,36 @@ def test_rllib_module_is_the_sb3_network(rllib_env, tmp_path, positions, net):
             p.add_(0.05 * torch.randn_like(p))
     policy.load_state_dict(module.sb3_state_dict())
     assert not torch.allclose(same_outputs(), first)
+
+
+def test_rllib_module_in_bfloat16_computes_what_the_sb3_policy_does(rllib_env, tmp_path, positions):
+    """``precision = "bfloat16"``: the RLlib module's sampling, training and value passes
+    run under the same autocast as SB3's ``FastMaskablePolicy`` (its log-probabilities and
+    values, from the same weights), and differ from the float32 ones; the warm start's and
+    the export's float32 paths are left alone."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    policy, module = sb3_and_rllib_networks(tmp_path, precision="bfloat16")
+    assert module.bf16 and policy.bf16
+    module.load_sb3_policy(policy)
+    obs_np, masks_np, actions_np, _ = positions
+    obs, masks, actions = torch.as_tensor(obs_np), torch.as_tensor(masks_np), torch.as_tensor(actions_np)
+    batch = {Columns.OBS: {"observation": obs, "action_mask": torch.as_tensor(masks_np.astype(np.int8))}}
+    with torch.no_grad():
+        out = module.forward_train(batch)
+        ref_v, ref_logp, _ = policy.evaluate_actions(obs, actions, masks)
+        logits = out[Columns.ACTION_DIST_INPUTS]
+        assert logits.dtype == torch.float32
+        logp = torch.log_softmax(logits, dim=-1).gather(1, actions[:, None])[:, 0]
+        torch.testing.assert_close(logp, ref_logp, rtol=0, atol=0)
+        values = module.compute_values(batch, out[Columns.EMBEDDINGS])
+        assert values.dtype == torch.float32
+        torch.testing.assert_close(values, ref_v[:, 0], rtol=0, atol=0)
+        torch.testing.assert_close(module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS], logits, rtol=0, atol=0)
+        f32 = torch.log_softmax(module.logits(obs).masked_fill(~masks, -1e9), dim=-1).gather(1, actions[:, None])[:, 0]
+        assert not torch.equal(f32, logp)  # the float32 path (warm start, export) is another arithmetic
+        torch.testing.assert_close(f32, logp, rtol=0.05, atol=0.05)
 
 
 def test_rllib_module_starts_as_sb3_does_and_refuses_another_network(rllib_env, tmp_path):
@@ -532,3 +562,26 @@ def test_bench_train_measures_both_backends_the_same_way(ray_local, tmp_path, ca
     text = capsys.readouterr().out
     ratio = rl["timesteps_per_s"] / sb3["timesteps_per_s"]
     assert f"rllib / sb3 (best of each): {ratio:.0%}" in text
+
+
+def test_build_config_maps_the_train_config_as_sb3_reads_it(rllib_env):
+    """The train batch is SB3's rollout in learner decisions, the games are shared among
+    the runners, no KL penalty (SB3's PPO has none), the pool's keys reach the runners'
+    env and the precision both the module and the env."""
+    from rummy_env.train.config import TrainConfig
+
+    rules = Rules.make("classic")
+    cfg = TrainConfig(n_envs=256, n_steps=16, batch_size=2048, n_epochs=2, snapshot_rotation=1000,
+                      precision="bfloat16", max_snapshots=5, latest_prob=0.4)
+    c = rllib.build_config(cfg, rules, num_env_runners=2)
+    assert (c.train_batch_size_per_learner, c.minibatch_size, c.num_epochs) == (4096, 2048, 2)
+    assert c.use_kl_loss is False
+    assert (c.num_env_runners, c.num_envs_per_env_runner, c.rollout_fragment_length) == (2, 128, 16)
+    assert c.gym_env_vectorize_mode == "vector_entry_point"
+    env = c.env_config
+    assert (env["max_snapshots"], env["latest_prob"], env["precision"]) == (5, 0.4, "bfloat16")
+    assert env["rotate_steps"] == 8  # 1,000 learner steps over 128 games a vector step, rounded up
+    assert env["opponent_weights"] == cfg.opponent_weights
+    assert c.rl_module_spec.model_config["precision"] == "bfloat16"
+    c1 = rllib.build_config(cfg, rules, num_env_runners=1, envs_per_env_runner=8)
+    assert (c1.num_envs_per_env_runner, c1.rollout_fragment_length) == (8, 86)

@@ -30,7 +30,9 @@ runners (``--envs-per-env-runner`` overrides), ``batch_size`` -> minibatch, ``n_
 card features and a shared trunk, then separate tanh policy and value MLPs), ``snapshot_every``/``max_snapshots``/
 ``opponent_weights``/``latest_prob``/``snapshot_rotation`` (the pool), ``eval_*``,
 ``checkpoint_every``; ``timesteps`` counts the learner's own decisions; ``precision``
-applies to the warm start only (the RLlib learner trains in float32). ``workers`` is
+(bfloat16 matrix products where the CPU has them, decided on each machine: the learner's
+update, the runners' forward passes and their snapshots, as on the SB3 backend, and the
+warm start). No KL penalty (``use_kl_loss=False``), as SB3's PPO. ``workers`` is
 SB3-only: ``--num-env-runners`` sets the parallel rollout workers.
 """
 from __future__ import annotations
@@ -166,13 +168,13 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
     # the SB3 backend's network (train/features.py), the same config keys
     table = Table.of(rules)  # the table is told to the module, never read from the observation's size
     model = {"features": cfg.features, "trunk": cfg.trunk, "net_arch": list(cfg.net_arch),
-             "num_players": table.num_players, "kind": table.kind}
+             "num_players": table.num_players, "kind": table.kind, "precision": cfg.precision}
     games = envs_per_env_runner or runner_games(cfg, num_env_runners)
     batch = cfg.n_steps * cfg.n_envs
     register_env(m.ENV_NAME, m.make_vector_env)
     env_config = {"rules": rules.to_json(), "reward_scale": cfg.reward_scale, "reward": cfg.reward,
                   "opponent_weights": weights, "max_snapshots": cfg.max_snapshots, "latest_prob": cfg.latest_prob,
-                  "rotate_steps": -(-cfg.snapshot_rotation // games), "seed": cfg.seed}
+                  "rotate_steps": -(-cfg.snapshot_rotation // games), "seed": cfg.seed, "precision": cfg.precision}
     return (
         PPOConfig()
         .framework("torch")
@@ -187,7 +189,9 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
         .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda, clip_param=cfg.clip_range,
                   entropy_coeff=cfg.ent_coef, vf_loss_coeff=cfg.vf_coef, grad_clip=cfg.max_grad_norm,
                   train_batch_size_per_learner=batch, minibatch_size=min(cfg.batch_size, batch),
-                  num_epochs=cfg.n_epochs)
+                  num_epochs=cfg.n_epochs,
+                  # SB3's PPO has no KL penalty: the clipped objective alone (RLlib's default adds one)
+                  use_kl_loss=False)
         .callbacks(m.RummyCallbacks)
         .debugging(seed=cfg.seed, log_level="WARN")
     )

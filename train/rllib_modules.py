@@ -49,7 +49,8 @@ def make_vector_env(config: dict[str, Any]) -> Any:
     ``vector_entry_point`` RLlib calls with ``num_envs`` added):
     ``{"rules": Rules.to_json(), "num_envs": int, "reward_scale": float, "reward": str,
     "opponent_weights": {kind: weight}, "max_snapshots": int, "latest_prob": float,
-    "rotate_steps": int, "seed": int}``. The pool starts without snapshots (the trainer
+    "rotate_steps": int, "seed": int, "precision": str}`` (``precision``: the snapshots run in
+    bfloat16 where ``use_bf16`` says so on this machine). The pool starts without snapshots (the trainer
     adds them: ``SelfPlayVectorEnv.add_snapshot``); the deals come from the seed RLlib's
     first ``reset`` gives (the run's seed plus the runner's index).
 
@@ -62,8 +63,10 @@ def make_vector_env(config: dict[str, Any]) -> Any:
 
     cfg = dict(config)
     seed = int(cfg.get("seed", 0))
+    from .precision import use_bf16
+
     pool = make_pool(dict(cfg.get("opponent_weights", {"random": 1.0})), int(cfg.get("max_snapshots", 8)),
-                     float(cfg.get("latest_prob", 0.5)), seed=seed)
+                     float(cfg.get("latest_prob", 0.5)), bf16=use_bf16(cfg.get("precision", "float32")), seed=seed)
     return SelfPlayVectorEnv(Rules.from_json(cfg["rules"]), pool, int(cfg.get("num_envs", 1)), seed=seed,
                              reward_scale=float(cfg.get("reward_scale", 0.01)), reward=cfg.get("reward", "points"),
                              rotate_steps=int(cfg.get("rotate_steps", 0)))
@@ -101,9 +104,13 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
       the extractor and the MLPs, 0.01 for the action head, 1 for the value head; zero biases).
 
     ``model_config``: ``{"features": "cards" | "cards+jokers" | "none", "trunk": int >= 0, "net_arch": [int, ...],
-    "num_players": int, "kind": str}`` (the ``TrainConfig`` keys of the same names; defaults
-    ``"cards"``, 256, ``[128]``; the table, ``Table.num_players`` and ``Table.kind``, is needed
-    with card features or a trunk).
+    "num_players": int, "kind": str, "precision": str}`` (the ``TrainConfig`` keys of the same
+    names; defaults ``"cards"``, 256, ``[128]``, ``"float32"``; the table, ``Table.num_players``
+    and ``Table.kind``, is needed with card features or a trunk). With a ``precision`` that
+    trains in bfloat16 on this CPU (``use_bf16``), ``_forward``, ``_forward_train`` and
+    ``compute_values`` run the layers under ``torch.autocast("cpu", torch.bfloat16)`` and
+    return float32 logits and values, as ``FastMaskablePolicy`` does; ``logits``,
+    ``logits_and_values`` and ``actor_net`` (the warm start, evaluation, export) stay float32.
     The observation space may be the env's Dict (``"observation"`` Box + ``"action_mask"``)
     or the Box alone. Every forward pass reads ``"observation"`` as float32 ``[B, obs_dim]``
     and sets the logits ``[B, N]`` (N: the table's action count, ``Table.num_actions``: 579 at a standard table) of actions whose ``"action_mask"`` bit is 0 to
@@ -137,6 +144,11 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
         self.obs_dim = int(box.shape[0])
         self.n_actions = int(self.action_space.n)
         self.num_players, self.kind = cfg.get("num_players"), cfg.get("kind")
+        from .precision import use_bf16
+
+        # decided where the module is built (the learner's machine, each runner's), as the SB3
+        # backend decides in each process; RLlib's PPO calls only the three methods below
+        self.bf16 = use_bf16(cfg.get("precision", "float32"))
         if self.features != "none" or self.trunk:
             if self.num_players is None:
                 raise ValueError("model_config needs the table: num_players and kind (Table.num_players, Table.kind)")
@@ -205,22 +217,28 @@ class CardPPOTorchRLModule(TorchRLModule, ValueFunctionAPI):
     # -- RLlib's API
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs, mask = _obs_and_mask(batch)
-        logits = self.logits(obs)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            logits = self.logits(obs)
+        logits = logits.float()
         return {Columns.ACTION_DIST_INPUTS: mask_logits(logits, mask) if mask is not None else logits}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs, mask = _obs_and_mask(batch)
-        feats = self.features_extractor(obs)
-        logits = self.action_net(self.mlp_extractor.forward_actor(feats))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            feats = self.features_extractor(obs)
+            logits = self.action_net(self.mlp_extractor.forward_actor(feats))
+        logits = logits.float()
         return {Columns.ACTION_DIST_INPUTS: mask_logits(logits, mask) if mask is not None else logits,
                 Columns.EMBEDDINGS: feats}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
         """Values float32 ``[B]`` (from ``embeddings``, the shared features, when given)."""
-        if embeddings is None:
-            obs, _ = _obs_and_mask(batch)
-            embeddings = self.features_extractor(obs)
-        return self.value_net(self.mlp_extractor.forward_critic(embeddings)).squeeze(-1)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            if embeddings is None:
+                obs, _ = _obs_and_mask(batch)
+                embeddings = self.features_extractor(obs)
+            values = self.value_net(self.mlp_extractor.forward_critic(embeddings)).squeeze(-1)
+        return values.float()
 
 
 def _copy(sd: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
