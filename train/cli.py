@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint-every", type=int, help=f"timesteps between checkpoints (default {d.checkpoint_every:,})")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     # RLlib-only flags (issue: scale out)
-    p.add_argument("--num-env-runners", type=int, default=None, help="RLlib: parallel rollout workers (default 1)")
+    p.add_argument("--num-env-runners", type=int, default=None, help="RLlib: parallel rollout workers (default 2)")
     p.add_argument("--address", default=None, help="RLlib: address of an existing Ray cluster (default: local Ray)")
     p.add_argument("--env-runner-resource", action="append", metavar="NAME=AMOUNT", default=[],
                    help="RLlib: a custom Ray resource each env runner needs, to place the runners on the nodes "
