@@ -66,7 +66,8 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
             shape or an action illegal in its game (names the game and the action).
     """
 
-    metadata = {"autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+    # Gymnasium >= 1.1 names the mode; 1.0's vector envs all reset on the next step
+    metadata = {"autoreset_mode": getattr(getattr(gym.vector, "AutoresetMode", None), "NEXT_STEP", "next_step")}
 
     def __init__(self, rules: Rules, pool: OpponentPool, num_envs: int, seed: int = 0,
                  reward_scale: float = 0.01, reward: str = "points", rotate_steps: int = 0) -> None:
