@@ -34,8 +34,6 @@ from rummy_env.agents.masking import mask_logits
 
 LEARNER = "default_policy"
 """The trained module's id (RLlib's ``DEFAULT_MODULE_ID``: one module, single-agent env runners)."""
-OLD_LEARNER = "learner"
-"""The trained module's id in checkpoints of the multi-agent env runners (before the vector env)."""
 
 
 # ---------------------------------------------------------------------------- the env
