@@ -11,7 +11,7 @@ import importlib
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "train": ("rummy_env.train.cli", "self-play MaskablePPO training (the main job)"),
+    "train": ("rummy_env.train.cli", "self-play MaskablePPO training (the main job; --backend rllib: Ray RLlib PPO)"),
     "eval": ("rummy_env.eval.cli", "a duplicate-deal tournament between agents, with intervals and ratings"),
     "export": ("rummy_env.train.export", "export a trained policy to policy.onnx + spec.json"),
     "serve": ("rummy_env.frontends.serve", "serve an exported policy over HTTP on 127.0.0.1"),

@@ -163,8 +163,8 @@ def test_an_illegal_action_or_a_bad_batch_is_refused_and_changes_nothing():
     assert env.steps == 0
     with pytest.raises(ValueError, match="no options"):
         env.reset(options={"x": 1})
-    for bad in ("7", [1, 2, 3], 1.5, True):
-        with pytest.raises(ValueError, match="seed must be an int or None"):
+    for bad in ("7", [1, 2, 3], 1.5, True, -1):
+        with pytest.raises(ValueError, match="seed must be an int >= 0 or None"):
             env.reset(seed=bad)
     for g, st in zip(env.games.games, snapshot):  # nor did a refused reset deal
         assert state_json.to_json(g.state) == state_json.to_json(st)
@@ -212,3 +212,87 @@ def test_num_envs_must_be_a_positive_int():
     for bad in (0, -1, 2.0, True):
         with pytest.raises(ValueError, match="num_envs must be an int >= 1"):
             _vector(rules, bad, seed=0)
+
+
+def test_bad_arguments_pools_and_lifecycle_are_refused_and_change_nothing():
+    import torch
+
+    rules = Rules.make("classic")
+    table = Table.of(rules)
+    pool = make_pool(WEIGHTS, 3, 0.5, seed=0)
+    for kw, msg in ((dict(reward_scale="x"), "reward_scale must be a finite number"),
+                    (dict(reward_scale=float("nan")), "reward_scale must be a finite number"),
+                    (dict(seed=-1), "seed must be an int >= 0"), (dict(seed=True), "seed must be an int >= 0"),
+                    (dict(rotate_steps=True), "rotate_steps must be an int >= 0")):
+        with pytest.raises(ValueError, match=msg):
+            SelfPlayVectorEnv(rules, pool, 2, **kw)
+    with pytest.raises(ValueError, match="rules must be a Rules"):
+        SelfPlayVectorEnv("classic", pool, 2)
+    with pytest.raises(ValueError, match="pool must be an OpponentPool"):
+        SelfPlayVectorEnv(rules, {}, 2)
+
+    env = _vector(rules, 3, seed=5, weights={"snapshot": 0.5, "random": 0.5})
+    with pytest.raises(ValueError, match=r"call reset\(\) before step\(\)"):
+        env.step(np.zeros(3, dtype=np.int64))
+    torch.manual_seed(0)
+    good = ActorNet(table.obs_size, [16], table.num_actions, "Tanh", "cards", 32, 2, table.kind)
+    other = Table.of(Rules.make("turnover", num_players=3))
+    alien = ActorNet(other.obs_size, [16], other.num_actions, "Tanh", "none", 0)
+    env.add_snapshot(good.spec, good.state_dict(), 7)
+    for args, msg in (((alien.spec, alien.state_dict(), 8), "a net for observations of"),
+                      ((good.spec, alien.state_dict(), 8), "not an ActorNet of its spec"),
+                      ((dict(good.spec, activation="Nope"), good.state_dict(), 8), "not an ActorNet of its spec"),
+                      (("spec", good.state_dict(), 8), "the spec must be a dict"),
+                      ((good.spec, good.state_dict(), -5), "must be an int >= 0"),
+                      ((good.spec, good.state_dict(), "x"), "must be an int >= 0")):
+        with pytest.raises(ValueError, match=msg):
+            env.add_snapshot(*args)
+        assert env.pool.snapshot_steps == [7]  # unchanged
+    state = env.pool.state()
+    for bad, msg in ((None, "a dict of lists"), ({"steps": [5]}, "a dict of lists"),
+                     ({"steps": [5, 6], "specs": [good.spec], "nets": [good.state_dict()] * 2}, "one length"),
+                     ({"steps": [5, 6], "specs": [good.spec, alien.spec], "nets": [good.state_dict()] * 2},
+                      "load_pool snapshot 1")):
+        with pytest.raises(ValueError, match=msg):
+            env.load_pool(bad)
+        assert env.pool.snapshot_steps == [7]  # nothing loaded, nothing lost
+    env.load_pool({"steps": [1, 2, 3, 4], "specs": [good.spec] * 4, "nets": [good.state_dict()] * 4})
+    assert env.pool.snapshot_steps == [2, 3, 4]  # max_snapshots 3: the oldest dropped, as add_snapshot does
+    env.load_pool(state)
+    assert env.pool.snapshot_steps == [7]
+
+    env.reset(seed=3)
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        env.reset(seed=-1)
+    with pytest.raises(ValueError, match="no options"):
+        env.reset(options=[])
+    env.close()
+    with pytest.raises(ValueError, match="closed"):
+        env.step(np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="closed"):
+        env.reset()
+
+
+def test_a_seeded_reset_repeats_the_game_with_snapshot_windows_too():
+    """``reset(seed)`` restarts every stream the games draw from, the snapshot windows'
+    included: the same seed twice on one env gives the same trajectory."""
+    import torch
+
+    rules = Rules.make("classic")
+    table = Table.of(rules)
+    env = _vector(rules, 4, seed=0, weights={"snapshot": 0.9, "random": 0.1}, rotate_steps=3)
+    torch.manual_seed(1)
+    for step in range(3):
+        net = ActorNet(table.obs_size, [16], table.num_actions, "Tanh", "cards", 32, 2, table.kind)
+        env.add_snapshot(net.spec, net.state_dict(), step)
+
+    def run() -> list[bytes]:
+        obs, _ = env.reset(seed=5)
+        rng = np.random.default_rng(0)
+        out = []
+        for _ in range(120):
+            obs, r, term, _, _ = env.step(np.array([_pick(rng, m) if m.any() else 0 for m in obs["action_mask"]]))
+            out.append(obs["observation"].tobytes() + r.tobytes())
+        return out
+
+    assert run() == run()

@@ -97,7 +97,8 @@ def resolve_source(source: str | os.PathLike, rules: Any = None) -> Path:
         return Path(shipped_zip(f"pretrained:{preset}"))  # an unknown, unshipped or missing one: its message
     p = Path(source)
     if not p.exists():
-        raise ValueError(f"policy zip {p} does not exist")
+        raise ValueError(f"{p} does not exist (give an SB3 policy zip, an RLlib checkpoint folder "
+                         f"run/checkpoints/iter_N, or pretrained / pretrained:PRESET)")
     return p
 
 

@@ -62,8 +62,11 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
             steps and at ``reset``, as ``SelfPlayVecEnv``'s; 0: none.
 
     Raises:
-        ValueError: ``num_envs`` < 1, a bad ``reward``; in ``step``, actions of the wrong
-            shape or an action illegal in its game (names the game and the action).
+        ValueError: ``rules`` or ``pool`` of the wrong type, ``num_envs`` < 1, a negative
+            or non-int ``seed`` or ``rotate_steps``, a ``reward_scale`` that is not a finite
+            number, a bad ``reward``; in ``step``, actions of the wrong shape, an action
+            illegal in its game (names the game and the action), a step before ``reset``
+            or after ``close``.
     """
 
     # Gymnasium >= 1.1 names the mode; 1.0's vector envs all reset on the next step
@@ -71,10 +74,19 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
 
     def __init__(self, rules: Rules, pool: OpponentPool, num_envs: int, seed: int = 0,
                  reward_scale: float = 0.01, reward: str = "points", rotate_steps: int = 0) -> None:
-        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        self.games = SelfPlayVecEnv(rules, pool, num_envs, seed=seed, reward_scale=reward_scale, reward=reward,
-                                    rotate_steps=rotate_steps)
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a Rules (Rules.make(preset)), got {type(rules).__name__}")
+        if not isinstance(pool, OpponentPool):
+            raise ValueError(f"pool must be an OpponentPool (train.subproc.make_pool), got {type(pool).__name__}")
+        for name, val, lo in (("num_envs", num_envs, 1), ("seed", seed, 0), ("rotate_steps", rotate_steps, 0)):
+            if not isinstance(val, (int, np.integer)) or isinstance(val, (bool, np.bool_)) or val < lo:
+                raise ValueError(f"{name} must be an int >= {lo}, got {val!r}")
+        num_envs, seed, rotate_steps = int(num_envs), int(seed), int(rotate_steps)
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float, np.floating)) \
+                or not np.isfinite(reward_scale):
+            raise ValueError(f"reward_scale must be a finite number, got {reward_scale!r}")
+        self.games = SelfPlayVecEnv(rules, pool, num_envs, seed=seed, reward_scale=float(reward_scale),
+                                    reward=reward, rotate_steps=rotate_steps)
         table = Table.of(rules)
         self.rules, self.pool, self.num_envs = rules, pool, num_envs
         self.reward, self.reward_scale = reward, reward_scale
@@ -92,16 +104,63 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
         """Learner decisions taken by this env (the steps an env runner sampled)."""
 
     # ---------------------------------------------------------------- pool
+    def _net(self, spec: Any, state_dict: Any, what: str) -> ActorNet:
+        """An ``ActorNet`` of ``spec`` with ``state_dict`` that plays this env's table.
+
+        Raises:
+            ValueError: a spec ``ActorNet`` does not take, weights that do not fit it, or a
+                net for another table (observation or action sizes)."""
+        if not isinstance(spec, dict):
+            raise ValueError(f"{what}: the spec must be a dict of ActorNet's arguments (ActorNet.spec), "
+                             f"got {type(spec).__name__}")
+        try:
+            net = ActorNet(**spec)
+            net.load_state_dict(state_dict)
+        except Exception as e:  # noqa: BLE001 - torch and ActorNet raise several kinds
+            raise ValueError(f"{what}: not an ActorNet of its spec ({type(e).__name__}: {e})") from None
+        want = (self.single_observation_space["observation"].shape[0], self.single_action_space.n)
+        got = (net.spec["obs_dim"], net.spec["n_actions"])
+        if got != want:
+            raise ValueError(f"{what}: a net for observations of {got[0]} and {got[1]} actions; this table has "
+                             f"{want[0]} and {want[1]}")
+        return net.eval()
+
+    @staticmethod
+    def _check_step(step: Any, what: str) -> int:
+        if not isinstance(step, (int, np.integer)) or isinstance(step, (bool, np.bool_)) or step < 0:
+            raise ValueError(f"{what}: the step a snapshot was taken at must be an int >= 0, got {step!r}")
+        return int(step)
+
     def add_snapshot(self, spec: dict[str, Any], state_dict: dict[str, Any], step: int) -> None:
         """Add a snapshot (an ``ActorNet`` of ``spec`` with ``state_dict``, taken at learner
-        step ``step``) to the pool; the oldest is dropped past ``max_snapshots``."""
-        net = ActorNet(**spec)
-        net.load_state_dict(state_dict)
-        self.pool.add_net(net.eval(), step)
+        step ``step``) to the pool; the oldest is dropped past ``max_snapshots``.
+
+        Raises:
+            ValueError: a bad spec or weights, a net for another table, or a bad ``step``;
+                the pool is unchanged then."""
+        step = self._check_step(step, "add_snapshot")
+        self.pool.add_net(self._net(spec, state_dict, "add_snapshot"), step)
 
     def load_pool(self, state: dict[str, Any]) -> None:
-        """Replace the pool's snapshots by ``OpponentPool.state()``'s."""
-        self.pool.load_state(state)
+        """Replace the pool's snapshots by ``OpponentPool.state()``'s (``{"steps", "specs",
+        "nets"}``, lists of one length, oldest first; past ``max_snapshots`` the oldest are
+        dropped, as ``add_snapshot`` does).
+
+        Raises:
+            ValueError: not such a dict, lists of different lengths, or a snapshot
+                ``add_snapshot`` would refuse; the pool is unchanged then."""
+        keys = ("steps", "specs", "nets")
+        if not isinstance(state, dict) or any(not isinstance(state.get(k), list) for k in keys):
+            raise ValueError(f"load_pool takes OpponentPool.state(): a dict of lists {', '.join(keys)}, got "
+                             f"{state if not isinstance(state, dict) else sorted(state)!r}")
+        lens = {k: len(state[k]) for k in keys}
+        if len(set(lens.values())) != 1:
+            raise ValueError(f"load_pool: the lists must have one length, got {lens}")
+        built = [(self._net(spec, sd, f"load_pool snapshot {i}"), self._check_step(st, f"load_pool snapshot {i}"))
+                 for i, (st, spec, sd) in enumerate(zip(state["steps"], state["specs"], state["nets"]))]
+        self.pool.snapshots, self.pool.snapshot_steps, self.pool.window = [], [], None
+        for net, step in built:
+            self.pool.add_net(net, step)
 
     # ---------------------------------------------------------------- VectorEnv API
     def _batch(self) -> dict[str, np.ndarray]:
@@ -115,18 +174,22 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
         supported. Returns ``(observations, {})``.
 
         Raises:
-            ValueError: ``options`` given, or a seed that is not an int (a list of
-                per-game seeds included); nothing is reset then.
+            ValueError: ``options`` given, a seed that is not an int >= 0 (a list of
+                per-game seeds included), or a closed env; nothing is reset then.
         """
-        if options:
+        self._check_open()
+        if options is not None and options != {}:
             raise ValueError(f"reset takes no options, got {options!r}")
-        if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
-            raise ValueError(f"seed must be an int or None (one seed for all the games: each game's deals are "
-                             f"spawned from it), got {seed!r}")
+        if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_))
+                                 or seed < 0):
+            raise ValueError(f"seed must be an int >= 0 or None (one seed for all the games: each game's deals "
+                             f"are spawned from it), got {seed!r}")
         if seed is None:
             seed = self._seed if not self._reset_once else int(self._seeds.integers(2**62))
         else:
             self._seeds = np.random.default_rng([int(seed), _RESEED])
+            # the snapshot windows' draws restart too, as a new SelfPlayVecEnv of this seed's would
+            self.games._rotation_rng = np.random.default_rng([int(seed), 0x524F54])
         self._reset_once = True
         self.games.seed(int(seed))
         self.games.reset_in_place()
@@ -141,9 +204,12 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
         truncated bool [num_envs] (all False), infos)`` (see the class).
 
         Raises:
-            ValueError: ``actions`` not of shape ``[num_envs]``, or an action illegal in its
-                game; the games are unchanged then.
+            ValueError: ``actions`` not of shape ``[num_envs]``, an action illegal in its
+                game, a step before ``reset`` or after ``close``; the games are unchanged then.
         """
+        self._check_open()
+        if not self._reset_once:
+            raise ValueError("call reset() before step(): no hand has been dealt yet")
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be ints of shape ({self.num_envs},), got {acts.dtype} {acts.shape}")
@@ -188,6 +254,10 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
             g.masks[i] = 0
             self._fresh[i] = True
         return self._batch(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
+
+    def _check_open(self) -> None:
+        if getattr(self, "closed", False):
+            raise ValueError("this SelfPlayVectorEnv is closed: make a new one")
 
     def close_extras(self, **kwargs: Any) -> None:
         self.games.close()
