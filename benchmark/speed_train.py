@@ -263,6 +263,17 @@ def print_profile(rows: list[dict[str, Any]]) -> None:
     print("(cProfile slows Python code more than torch's: the shares are of a profiled run)")
 
 
+def _timed(timer: dict[str, float], name: str, fn: Any) -> Any:
+    """``fn`` wrapped so that every call adds its wall seconds to ``timer[name]``."""
+    def wrapper(*a: Any, **k: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            timer[name] += time.perf_counter() - t0
+    return wrapper
+
+
 def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
             snapshots: bool = False, full_pool: bool = False) -> dict[str, Any]:
     """Train for ``timesteps`` and return the timing breakdown (seconds and shares).
@@ -291,13 +302,7 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
         timer = {"env": 0.0, "update": 0.0, "rollout": 0.0}
 
         def timed(name, fn):
-            def wrapper(*a, **k):
-                t0 = time.perf_counter()
-                try:
-                    return fn(*a, **k)
-                finally:
-                    timer[name] += time.perf_counter() - t0
-            return wrapper
+            return _timed(timer, name, fn)
 
         venv.step_wait = timed("env", venv.step_wait)
         if hasattr(venv, "step_part_wait"):  # the pipelined rollout waits worker by worker
@@ -361,20 +366,9 @@ def measure_rllib(runners: int, timesteps: int, n_envs: int, rules: str, extra: 
                 elif not snapshots:
                     t.state["next_snapshot"] = 10**15
                 timer = {"update": 0.0, "sync": 0.0}
-
-                def timed(name, obj, attr):
-                    fn = getattr(obj, attr)
-
-                    def wrapper(*a, **k):
-                        t0 = time.perf_counter()
-                        try:
-                            return fn(*a, **k)
-                        finally:
-                            timer[name] += time.perf_counter() - t0
-                    setattr(obj, attr, wrapper)
-
-                timed("update", t.algo.learner_group, "update")
-                timed("sync", t.algo.env_runner_group, "sync_weights")
+                lg, rg = t.algo.learner_group, t.algo.env_runner_group
+                lg.update = _timed(timer, "update", lg.update)
+                rg.sync_weights = _timed(timer, "sync", rg.sync_weights)
                 t0 = time.perf_counter()
                 while t.state["num_timesteps"] < timesteps:
                     t.train_iteration()
