@@ -56,13 +56,12 @@ def make_vector_env(config: dict[str, Any]) -> Any:
         ValueError: a bad rules object or reward (as ``SelfPlayVectorEnv``)."""
     from rummy_env.rules import Rules
 
+    from .precision import use_bf16
     from .subproc import make_pool
     from .vector_env import SelfPlayVectorEnv
 
     cfg = dict(config)
     seed = int(cfg.get("seed", 0))
-    from .precision import use_bf16
-
     pool = make_pool(dict(cfg.get("opponent_weights", {"random": 1.0})), int(cfg.get("max_snapshots", 8)),
                      float(cfg.get("latest_prob", 0.5)), bf16=use_bf16(cfg.get("precision", "float32")), seed=seed)
     return SelfPlayVectorEnv(Rules.from_json(cfg["rules"]), pool, int(cfg.get("num_envs", 1)), seed=seed,
