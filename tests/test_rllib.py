@@ -125,6 +125,10 @@ def test_train_checkpoint_restore_export_and_play(ray_local, tmp_path, capsys):
         t.stop()
     assert ck == run / "checkpoints" / "iter_3" and (ck / "rummy_state.json").is_file()
     assert report["results"]["random"]["games"] == 6
+    # the report's times as the SB3 trainer's: the warm start's and the PPO phase's
+    assert report["warm_start_s"] == pytest.approx(ws["collect_s"] + ws["fit_s"], abs=0.1) and report["warm_start_s"] > 0
+    assert 0 < report["ppo_wall_time_s"] < report["wall_time_s"]
+    assert report["ppo_timesteps_per_s"] == pytest.approx(steps / report["ppo_wall_time_s"], rel=0.05)  # 0.1 s rounding
     for f in ("config.toml", "rummy_config.json", "report.json", "report.md", "progress.jsonl"):
         assert (run / f).is_file(), f
     rows = [json.loads(x) for x in (run / "progress.jsonl").read_text().splitlines()]

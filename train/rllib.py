@@ -441,6 +441,7 @@ class RLlibTrainer:
         t0 = time.perf_counter()
         result = self.algo.train()
         dt = time.perf_counter() - t0
+        st["ppo_wall_s"] = st.get("ppo_wall_s", 0.0) + dt  # the PPO phase alone: sampling and updates
         st["iteration"] = (_count(result.get("training_iteration")) or st["iteration"] + 1)
         before = st["num_timesteps"]
         st["num_timesteps"] = max(before, learner_steps(result))
@@ -495,8 +496,13 @@ class RLlibTrainer:
         res = self.evaluate(self.cfg.final_eval_deals, seed=20_000 + self.cfg.seed)
         self.eval_row(t, res, final=True)
         wall = self.wall_time()
+        ws, ppo_s = self.state.get("warm_start", {}), self.state.get("ppo_wall_s", 0.0)
         report = {"backend": "rllib", "timesteps": t, "iterations": self.state["iteration"],
                   "wall_time_s": round(wall, 1), "timesteps_per_s": round(t / wall, 1) if wall > 0 else None,
+                  "ppo_wall_time_s": round(ppo_s, 1),
+                  "ppo_timesteps_per_s": round(t / ppo_s, 1) if ppo_s > 0 else None,
+                  "warm_start_s": round(ws.get("collect_s", 0.0) + ws.get("fit_s", 0.0), 1),
+                  "warm_start_parts_s": ws.get("parts_s", {}),
                   "rules": self.rules.to_json(), "deals": self.cfg.final_eval_deals, "results": res,
                   "checkpoint": str(getattr(self, "last_checkpoint", "")),
                   "samples_by_node": self.samples_by_node()}
