@@ -214,8 +214,7 @@ class TrainConfig:
     snapshots answer a round of games (about 2.2 instead of 4.7 with a full pool: a real
     run 2-8% faster, and the main job 4 points lower against both baselines in one pair
     of runs, within their intervals). 0 (the default): every such draw is uniform over
-    the stored snapshots. The SB3 backend's; the RLlib backend draws every hand's
-    opponents afresh (as with 0)."""
+    the stored snapshots. Both backends (on RLlib in each env runner's vector steps)."""
     fixed_opponent: str = ""
     """A ``make_agent`` spec (e.g. ``pretrained``, ``ppo:PATH``, ``MODULE:ATTR``) seated as the
     opponent kind "fixed" (give it a weight in opponent_weights); "" (the default): none.
@@ -339,7 +338,8 @@ class TrainConfig:
                 raise ValueError(f"eval_baselines: unknown baseline {b!r}; baselines: {', '.join(BASELINES)}")
         if not isinstance(self.trunk, int) or isinstance(self.trunk, bool) or self.trunk < 0:
             raise ValueError(f"trunk must be an int >= 0, got {self.trunk!r}")
-        if self.snapshot_rotation < 0:
+        if not isinstance(self.snapshot_rotation, int) or isinstance(self.snapshot_rotation, bool) \
+                or self.snapshot_rotation < 0:
             raise ValueError(f"snapshot_rotation must be an int >= 0 (learner timesteps; 0: no windows), "
                              f"got {self.snapshot_rotation!r}")
         check_features(self.features)  # and "cards+jokers" at a table with jokers: the trainer checks it

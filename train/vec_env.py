@@ -119,7 +119,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
             raise ValueError(f"rotate_steps must be an int >= 0, got {rotate_steps!r}")
         self.rotate_steps = rotate_steps
         self._steps = 0
-        self._rotation_rng = np.random.default_rng([seed, 0x524F54])  # its own stream: the games' are unchanged
+        self.restart_windows(seed)  # its own stream: the games' are unchanged
         self.rules = rules
         self.pool = pool
         self.reward_scale = reward_scale
@@ -277,27 +277,37 @@ class SelfPlayVecEnv(BatchedVecEnv):
         rewards[:] = 0
         dones[:] = 0
         infos: dict[int, dict[str, Any]] = {}
-        self._steps += 1
-        if self.rotate_steps and self._steps % self.rotate_steps == 0:  # before this step's new deals
-            self.pool.rotate(self._rotation_rng)
+        self._tick()
         for i, g in enumerate(self.games):
-            st = g.state
-            if st.hand_over:
-                pts = st.payoffs[g.seat]
-                r = float(hand_rewards(st, self.reward, self.reward_scale)[g.seat])
-                rewards[i] = r
+            if g.state.hand_over:
+                rewards[i], infos[i] = self._hand_end(g)
                 dones[i] = 1
-                infos[i] = {
-                    "terminal_observation": self.encoder.encode(st, g.seat),
-                    "episode": {"r": r, "l": g.length},
-                    "win": 1.0 if pts > 0 else 0.0,
-                    "points": pts,
-                    "opponent": "+".join(g.kinds),
-                    "outcome": st.result["outcome"],
-                }
                 self._start(g)
         self._write_obs()
         return infos
+
+    def _tick(self) -> None:
+        """Count a vector step; every ``rotate_steps`` of them the pool opens a new snapshot
+        window (before the step's new deals)."""
+        self._steps += 1
+        if self.rotate_steps and self._steps % self.rotate_steps == 0:
+            self.pool.rotate(self._rotation_rng)
+
+    def restart_windows(self, seed: int) -> None:
+        """Reseed the snapshot windows' generator as the constructor does for ``seed``."""
+        self._rotation_rng = np.random.default_rng([seed, 0x524F54])
+
+    def _hand_end(self, g: _Game) -> tuple[float, dict[str, Any]]:
+        """The learner's reward for ``g``'s ended hand (``hand_rewards``, RULES.md §5) and
+        the hand's info: ``terminal_observation`` (the learner's view of the ended hand,
+        float32 ``[obs_dim]``), ``episode`` (``r``, ``l``), ``win``, ``points`` (the learner's
+        payoff), ``opponent`` and ``outcome``."""
+        st = g.state
+        pts = st.payoffs[g.seat]
+        r = float(hand_rewards(st, self.reward, self.reward_scale)[g.seat])
+        return r, {"terminal_observation": self.encoder.encode(st, g.seat), "episode": {"r": r, "l": g.length},
+                   "win": 1.0 if pts > 0 else 0.0, "points": pts, "opponent": "+".join(g.kinds),
+                   "outcome": st.result["outcome"]}
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """SB3's ``step_wait``: the actions given to ``step_async`` (``step_in_place``):

@@ -21,7 +21,6 @@ from rummy_env.rules import Rules
 from rummy_env.table import Table
 
 from .pool import ActorNet, OpponentPool
-from .rewards import hand_rewards
 from .vec_env import SelfPlayVecEnv
 
 
@@ -89,7 +88,6 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
                                     reward=reward, rotate_steps=rotate_steps)
         table = Table.of(rules)
         self.rules, self.pool, self.num_envs = rules, pool, num_envs
-        self.reward, self.reward_scale = reward, reward_scale
         self.single_observation_space = gym.spaces.Dict({
             "observation": self.games.observation_space,
             "action_mask": gym.spaces.Box(0, 1, shape=(table.num_actions,), dtype=np.int8)})
@@ -188,8 +186,7 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
             seed = self._seed if not self._reset_once else int(self._seeds.integers(2**62))
         else:
             self._seeds = np.random.default_rng([int(seed), _RESEED])
-            # the snapshot windows' draws restart too, as a new SelfPlayVecEnv of this seed's would
-            self.games._rotation_rng = np.random.default_rng([int(seed), 0x524F54])
+            self.games.restart_windows(int(seed))  # the windows' draws too, as a new env of this seed's
         self._reset_once = True
         self.games.seed(int(seed))
         self.games.reset_in_place()
@@ -232,20 +229,15 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
         terminated = np.zeros(self.num_envs, dtype=bool)
         infos: dict[str, Any] = {}
         ended: list[tuple[int, np.ndarray]] = []
-        g._steps += 1
-        if g.rotate_steps and g._steps % g.rotate_steps == 0:  # before this step's new deals, as SelfPlayVecEnv
-            g.pool.rotate(g._rotation_rng)
+        g._tick()
         for i in idx:
             game = g.games[i]
-            st = game.state
-            if not st.hand_over:
+            if not game.state.hand_over:
                 continue
-            pts = st.payoffs[game.seat]
-            rewards[i] = float(hand_rewards(st, self.reward, self.reward_scale)[game.seat])
+            rewards[i], info = g._hand_end(game)
             terminated[i] = True
-            infos = self._add_info(infos, {"win": 1.0 if pts > 0 else 0.0, "points": float(pts),
-                                           "opponent": "+".join(game.kinds)}, i)
-            ended.append((i, g.encoder.encode(st, game.seat)))
+            infos = self._add_info(infos, {k: info[k] for k in ("win", "points", "opponent")}, i)
+            ended.append((i, info["terminal_observation"]))
             g._start(game)
         self._fresh[:] = False
         g._write_obs()
