@@ -184,6 +184,119 @@ def masked_logits(net: nn.Module, obs: np.ndarray, masks: np.ndarray) -> np.ndar
     return mask_logits(logits, masks)
 
 
+class TrunkCache:
+    """What ``act_snapshots_incremental`` remembers per seat of a batch of games: the card
+    features ``x`` (float32 ``[rows, F]``) a snapshot's trunk last saw at that seat, the
+    trunk's pre-activation ``h`` (float32 ``[rows, T]``) it computed from them, and the
+    ``serial`` of that snapshot (``SnapshotAgent.serial``; -1: nothing remembered). A row is
+    a seat of a game (``SelfPlayVecEnv``: game ``i``'s seat ``q`` is row ``i * n + q``).
+    The arrays are allocated at the first use (their widths are the net's)."""
+
+    def __init__(self, rows: int) -> None:
+        if not isinstance(rows, int) or rows < 1:
+            raise ValueError(f"a TrunkCache needs rows >= 1, got {rows!r}")
+        self.rows = rows
+        self.x: torch.Tensor | None = None
+        self.h: torch.Tensor | None = None
+        self.serial = torch.full((rows,), -1, dtype=torch.long)
+
+    def forget(self, lo: int, hi: int) -> None:
+        """Forget rows ``lo .. hi - 1`` (a new hand: its first decision is computed whole)."""
+        self.serial[lo:hi] = -1
+
+
+def act_snapshots_incremental(groups: list[tuple["SnapshotAgent", list[np.random.Generator]]], obs: np.ndarray,
+                              masks: np.ndarray, pool: "OpponentPool", cache: TrunkCache,
+                              keys: np.ndarray) -> np.ndarray:
+    """``act_snapshots`` in float32 with each row's trunk computed from its seat's last one
+    (issue 26: a worker's snapshot forward passes were about half of its time, small
+    batches of a few rows per snapshot, each call paying for the whole trunk).
+
+    The first learned layer (``trunk``: ``tanh(W x + b)`` on the card features ``x``, 1,756
+    wide at a standard 2-player table) is linear before its tanh, and a seat's features
+    change in a few entries from one of its decisions to the next (about 40 of 1,756, a
+    drawn card and its neighbours). So for row ``r`` (the seat ``keys[r]``, a row of
+    ``cache``) whose last decision this hand was answered by the same snapshot,
+    ``W x = W x_last + W (x - x_last)``: the product of the weights' columns at the entries
+    that changed only, for every row and snapshot of the round in one
+    ``embedding_bag`` over the pool's stacked trunks (``OpponentPool.stack``); a seat's first
+    decision of a hand, or under another snapshot, starts from ``x_last = 0`` (``W x + b``
+    whole, over the nonzero entries). Then each snapshot's policy MLP and action head on
+    its rows, and Gumbel-max sampling with each row's generator (``SnapshotAgent.sample``).
+
+    The logits are the float32 network's (``ActorNet.forward`` without ``use_bf16``) up
+    to the order of the trunk's sums (within 1e-4 over a hand, tested), so the actions
+    are ``act_snapshots``' for the same generators except where two noisy logits tie to
+    that precision.
+
+    Args:
+        groups: ``(agent, rngs)`` per snapshot, in row order, as ``act_snapshots``; every
+            agent in the pool's stack (``pool.in_stack``).
+        obs: float32 ``[B, obs_dim]``; masks: ``[B, N]`` (nonzero = legal).
+        keys: int ``[B]``: each row's seat in ``cache``, all distinct.
+
+    Raises:
+        ValueError: the groups' rows do not add up to ``B``, ``keys`` is not ``B`` distinct
+            rows of ``cache``, or an agent is not in the stack."""
+    b = len(obs)
+    if sum(len(r) for _, r in groups) != b:
+        raise ValueError(f"the groups answer {sum(len(r) for _, r in groups)} rows, the batch has {b}")
+    keys = np.asarray(keys)
+    if keys.shape != (b,) or (b and (keys.min() < 0 or keys.max() >= cache.rows)) or len(np.unique(keys)) != b:
+        raise ValueError(f"keys must be {b} distinct rows of the cache (0..{cache.rows - 1}), got {keys!r}")
+    if not all(pool.in_stack(a) for a, _ in groups):
+        raise ValueError("every agent of an incremental batch must be a snapshot in the pool's stack")
+    wt, bias, width = pool.stack()
+    with torch.no_grad():
+        core = groups[0][0].net.features.core(torch.as_tensor(obs, dtype=torch.float32))
+        if cache.x is None:
+            cache.x = torch.zeros(cache.rows, core.shape[1])
+            cache.h = torch.zeros(cache.rows, bias.shape[1])
+        lengths = torch.tensor([len(r) for _, r in groups])
+        slot = torch.repeat_interleave(torch.tensor([a.slot for a, _ in groups]), lengths)
+        serial = torch.repeat_interleave(torch.tensor([a.serial for a, _ in groups]), lengths)
+        key = torch.from_numpy(keys.astype(np.int64))
+        hit = (cache.serial[key] == serial)[:, None]
+        delta = core - cache.x[key] * hit
+        rows, cols = delta.nonzero(as_tuple=True)
+        counts = torch.bincount(rows, minlength=b)
+        pre = torch.where(hit, cache.h[key], bias[slot]) + torch.nn.functional.embedding_bag(
+            cols + slot[rows] * width, wt, torch.cumsum(counts, 0) - counts, mode="sum",
+            per_sample_weights=delta[rows, cols])
+        cache.x[key], cache.h[key], cache.serial[key] = core, pre, serial
+        act = torch.tanh(pre)
+        logits = np.empty((b, masks.shape[1]), dtype=np.float32)
+        k = 0
+        for agent, rngs in groups:
+            j = k + len(rngs)
+            net = agent.net
+            logits[k:j] = net.action_net(net.policy_net(act[k:j])).numpy()
+            k = j
+    logits = mask_logits(logits, masks)
+    if any(a.greedy for a, _ in groups):
+        out = np.empty(b, dtype=np.int64)
+        k = 0
+        for agent, rngs in groups:
+            out[k:k + len(rngs)] = agent.sample(logits[k:k + len(rngs)], rngs=rngs)
+            k += len(rngs)
+        return out
+    return sample_rows(logits, [r for _, rngs in groups for r in rngs])
+
+
+def sample_rows(logits: np.ndarray, rngs: list[np.random.Generator]) -> np.ndarray:
+    """Gumbel-max actions (int64 ``[B]``) from masked logits float32 ``[B, N]``, row ``i``'s
+    noise from ``rngs[i]`` (``gumbel_from_uniform`` of its ``random`` draws).
+
+    Raises:
+        ValueError: not one generator per row."""
+    if len(rngs) != len(logits):
+        raise ValueError(f"rngs must have one generator per row ({len(logits)}), got {len(rngs)}")
+    u = np.empty(logits.shape)
+    for row, r in zip(u, rngs):
+        r.random(out=row)
+    return (logits + gumbel_from_uniform(u)).argmax(axis=1)
+
+
 def gumbel_from_uniform(u: np.ndarray) -> np.ndarray:
     """Standard Gumbel noise from uniform draws ``u`` in [0, 1) (float64, any shape),
     in place: ``-log(-log(1 - u))``, what ``Generator.gumbel`` computes from the same
@@ -211,6 +324,8 @@ class SnapshotAgent:
         self.name = name
         self.greedy = greedy
         self.rng = np.random.default_rng(seed)
+        self.slot: int | None = None  # its place in its pool's stack (OpponentPool.stack), if any
+        self.serial = -1  # its pool's count of snapshots added before it: TrunkCache tells them apart
 
     def seed(self, seed: int | None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -233,12 +348,7 @@ class SnapshotAgent:
         if self.greedy:
             return logits.argmax(axis=1)
         if rngs is not None:
-            if len(rngs) != len(logits):
-                raise ValueError(f"rngs must have one generator per row ({len(logits)}), got {len(rngs)}")
-            u = np.empty(logits.shape)
-            for row, r in zip(u, rngs):
-                r.random(out=row)
-            return (logits + gumbel_from_uniform(u)).argmax(axis=1)
+            return sample_rows(logits, rngs)
         g = (rng or self.rng).gumbel(size=logits.shape)
         return (logits + g).argmax(axis=1)
 
@@ -258,12 +368,23 @@ class OpponentPool:
         latest_prob: probability of the newest snapshot within the snapshot kind.
         baselines: kind -> agent object for the scripted kinds.
         bf16: run the snapshots' learned layers in bfloat16 (``ActorNet.use_bf16``), as
-            the learner's rollouts do when it trains in bfloat16 (``TrainConfig.precision``).
+            the learner's rollouts do when it trains in bfloat16 (their logits are then
+            exactly those the policy played in its rollouts); default False: float32.
+        stack: stack the snapshots for ``act_snapshots_incremental`` (float32 only; False:
+            each snapshot's layers answer its own rows whole, ``act_snapshots``).
+
+    The stack (``stack()``): with ``stack`` and not ``bf16``, every snapshot whose net has card
+    features and a trunk layer (``ActorNet`` with ``features="cards"`` and ``trunk > 0``,
+    the default network) takes one of ``max_snapshots`` slots, its trunk's weights copied
+    there when it is added (a dropped snapshot frees its slot); ``stackable`` says whether
+    every stored snapshot has one (snapshots of one run do; nets of two specs in one pool
+    do not all).
     """
 
     def __init__(self, weights: dict[str, float], max_snapshots: int, latest_prob: float,
-                 baselines: dict[str, Any], bf16: bool = False) -> None:
+                 baselines: dict[str, Any], bf16: bool = False, stack: bool = True) -> None:
         self.bf16 = bool(bf16)
+        self.stacks = bool(stack) and not self.bf16
         self.weights = {k: float(w) for k, w in weights.items() if w > 0}
         self.max_snapshots = max_snapshots
         self.latest_prob = latest_prob
@@ -271,6 +392,62 @@ class OpponentPool:
         self.snapshots: list[SnapshotAgent] = []
         self.snapshot_steps: list[int] = []
         self.window: SnapshotAgent | None = None
+        self.slotted: list[SnapshotAgent | None] = [None] * max_snapshots
+        self._serial = 0
+        self._stack: tuple[torch.Tensor, torch.Tensor, int] | None = None
+        self._stack_spec: dict | None = None
+
+    def clear(self) -> None:
+        """Drop every snapshot (and the window); the stack's slots are free again."""
+        for a in self.snapshots:
+            a.slot = None
+        self.snapshots, self.snapshot_steps, self.window = [], [], None
+        self.slotted = [None] * self.max_snapshots
+
+    @property
+    def stackable(self) -> bool:
+        """True when there are snapshots and every one has a slot in the stack."""
+        return bool(self.snapshots) and all(self.in_stack(a) for a in self.snapshots)
+
+    def in_stack(self, agent: Any) -> bool:
+        """Whether ``agent`` holds a slot of this pool's stack (``act_snapshots_incremental``
+        can answer it). A dropped snapshot still finishing the hands it was dealt into
+        does not: its slot went to another."""
+        slot = getattr(agent, "slot", None)
+        return slot is not None and self.slotted[slot] is agent
+
+    def stack(self) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """The slotted snapshots' trunks: ``(wt, bias, F)``, ``wt`` float32
+        ``[max_snapshots * F, T]`` (slot ``s``'s weights transposed in rows ``s * F ..
+        (s + 1) * F - 1``: one row per card feature), ``bias`` float32 ``[max_snapshots, T]``,
+        ``F`` the features' width (1,756 at a standard 2-player table), ``T`` the trunk's.
+
+        Raises:
+            ValueError: no snapshot has a slot."""
+        if self._stack is None:
+            raise ValueError("no snapshot of this pool is stacked (bf16 pool, or nets without a trunk layer)")
+        return self._stack
+
+    def _slot_in(self, agent: "SnapshotAgent") -> None:
+        spec = agent.net.spec
+        if not self.stacks or spec["features"] == "none" or not spec["trunk"]:
+            return
+        if not any(self.slotted):
+            self._stack_spec = None
+        if self._stack_spec is None:
+            linear = agent.net.features.trunk[0]
+            width, t = linear.in_features, linear.out_features
+            self._stack = (torch.zeros(self.max_snapshots * width, t), torch.zeros(self.max_snapshots, t), width)
+            self._stack_spec = spec
+        elif spec != self._stack_spec:
+            return
+        slot = self.slotted.index(None)
+        wt, bias, width = self._stack
+        linear = agent.net.features.trunk[0]
+        wt[slot * width:(slot + 1) * width] = linear.weight.detach().t()
+        bias[slot] = linear.bias.detach()
+        self.slotted[slot] = agent
+        agent.slot = slot
 
     def add_snapshot(self, policy: Any, step: int) -> None:
         """Freeze ``policy`` (an SB3 policy) as a new snapshot taken at ``step``."""
@@ -281,13 +458,19 @@ class OpponentPool:
         the pool's ``bf16``)."""
         if self.bf16:
             net.use_bf16()
-        self.snapshots.append(SnapshotAgent(net, name=f"snapshot@{step}"))
+        agent = SnapshotAgent(net, name=f"snapshot@{step}")
+        agent.serial, self._serial = self._serial, self._serial + 1
+        self.snapshots.append(agent)
         self.snapshot_steps.append(step)
         if len(self.snapshots) > self.max_snapshots:
             dropped = self.snapshots.pop(0)
             self.snapshot_steps.pop(0)
             if dropped is self.window:  # no longer stored: uniform draws until the next rotation
                 self.window = None
+            if dropped.slot is not None:  # its hands in play finish with act_snapshots
+                self.slotted[dropped.slot] = None
+                dropped.slot = None
+        self._slot_in(agent)
 
     def rotate(self, rng: np.random.Generator) -> None:
         """Start a new window (``TrainConfig.snapshot_rotation``): until the next call, the
@@ -319,7 +502,7 @@ class OpponentPool:
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Restore snapshots saved by ``state()``."""
-        self.snapshots, self.snapshot_steps = [], []
+        self.clear()
         for step, spec, sd in zip(state["steps"], state["specs"], state["nets"]):
             if "kind" not in spec and (spec.get("features") != "none" or spec.get("trunk")):
                 # a checkpoint written before specs held their table: its snapshots' table is the

@@ -177,7 +177,7 @@ def build_config(cfg: TrainConfig, rules: Rules, num_env_runners: int = 1, envs_
     register_env(m.ENV_NAME, m.make_vector_env)
     env_config = {"rules": rules.to_json(), "reward_scale": cfg.reward_scale, "reward": cfg.reward,
                   "opponent_weights": weights, "max_snapshots": cfg.max_snapshots, "latest_prob": cfg.latest_prob,
-                  "rotate_steps": -(-cfg.snapshot_rotation // games), "seed": cfg.seed, "precision": cfg.precision}
+                  "rotate_steps": -(-cfg.snapshot_rotation // games), "seed": cfg.seed}
     return (
         PPOConfig()
         .framework("torch")

@@ -47,8 +47,8 @@ def make_vector_env(config: dict[str, Any]) -> Any:
     ``vector_entry_point`` RLlib calls with ``num_envs`` added):
     ``{"rules": Rules.to_json(), "num_envs": int, "reward_scale": float, "reward": str,
     "opponent_weights": {kind: weight}, "max_snapshots": int, "latest_prob": float,
-    "rotate_steps": int, "seed": int, "precision": str}`` (``precision``: the snapshots run in
-    bfloat16 where ``use_bf16`` says so on this machine). The pool starts without snapshots (the trainer
+    "rotate_steps": int, "seed": int}`` (the snapshots run in float32, stacked:
+    ``OpponentPool``, as on the SB3 backend). The pool starts without snapshots (the trainer
     adds them: ``SelfPlayVectorEnv.add_snapshot``); the deals come from the seed RLlib's
     first ``reset`` gives (the run's seed plus the runner's index).
 
@@ -56,14 +56,13 @@ def make_vector_env(config: dict[str, Any]) -> Any:
         ValueError: a bad rules object or reward (as ``SelfPlayVectorEnv``)."""
     from rummy_env.rules import Rules
 
-    from .precision import use_bf16
     from .subproc import make_pool
     from .vector_env import SelfPlayVectorEnv
 
     cfg = dict(config)
     seed = int(cfg.get("seed", 0))
     pool = make_pool(dict(cfg.get("opponent_weights", {"random": 1.0})), int(cfg.get("max_snapshots", 8)),
-                     float(cfg.get("latest_prob", 0.5)), bf16=use_bf16(cfg.get("precision", "float32")), seed=seed)
+                     float(cfg.get("latest_prob", 0.5)), seed=seed)
     return SelfPlayVectorEnv(Rules.from_json(cfg["rules"]), pool, int(cfg.get("num_envs", 1)), seed=seed,
                              reward_scale=float(cfg.get("reward_scale", 0.01)), reward=cfg.get("reward", "points"),
                              rotate_steps=int(cfg.get("rotate_steps", 0)))

@@ -54,10 +54,10 @@ class SharedAgent:
 
 
 def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, fixed: str = "",
-              bf16: bool = False, *, seed: int):
+              bf16: bool = False, *, seed: int, stack: bool = True):
     """An ``OpponentPool`` with the scripted baselines (seeded) it needs, and the agent
     ``fixed`` (a ``make_agent`` spec, ``TrainConfig.fixed_opponent``) as the kind "fixed";
-    ``bf16``: its snapshots run in bfloat16 (``OpponentPool``)."""
+    ``bf16``: its snapshots run in bfloat16, ``stack``: stacked (``OpponentPool``)."""
     from rummy_env.agents import BASELINES, make_agent
 
     from .pool import OpponentPool
@@ -66,7 +66,7 @@ def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float,
                  if weights.get(k, 0) > 0}
     if weights.get("fixed", 0) > 0:
         baselines["fixed"] = SharedAgent(make_agent(fixed, seed=seed + len(BASELINES)), fixed)
-    return OpponentPool(weights, max_snapshots, latest_prob, baselines, bf16=bf16)
+    return OpponentPool(weights, max_snapshots, latest_prob, baselines, bf16=bf16, stack=stack)
 
 
 class SharedBatch:
@@ -159,8 +159,8 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     ``w`` plays games ``w * per .. (w + 1) * per - 1`` with the seed
     ``SeedSequence(seed).spawn(workers)[w]``, so the results are those of
     ``SelfPlayVecEnv``s of ``per`` games with those seeds, side by side. ``bf16``: the
-    workers' snapshots run in bfloat16 (``OpponentPool``; ``Trainer`` sets it when the run
-    trains in bfloat16). ``rotate_steps``: each worker's pool windows
+    workers' snapshots run in bfloat16 (``OpponentPool``); ``Trainer`` leaves it off: float32
+    snapshots, stacked (``act_snapshots_incremental``). ``rotate_steps``: each worker's pool windows
     (``SelfPlayVecEnv``'s, with the worker's seed).
 
     Raises:

@@ -504,8 +504,9 @@ class Trainer:
             from .subproc import make_pool
             from .vec_env import SelfPlayVecEnv
 
+            # the snapshots in float32, stacked (OpponentPool: their incremental trunks, issue 26)
             self.pool = make_pool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.fixed_opponent,
-                                  use_bf16(cfg.precision), seed=cfg.seed)
+                                  seed=cfg.seed)
             return SelfPlayVecEnv(self.rules, self.pool, cfg.n_envs, seed=cfg.seed, reward_scale=cfg.reward_scale,
                                   reward=cfg.reward, rotate_steps=cfg.rotate_steps)
         from .subproc import MultiProcSelfPlayVecEnv
@@ -513,7 +514,7 @@ class Trainer:
         self.pool = OpponentPool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, {})
         return MultiProcSelfPlayVecEnv(self.rules, cfg.n_envs, cfg.workers, cfg.seed, cfg.reward_scale,
                                        cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.reward,
-                                       cfg.fixed_opponent, use_bf16(cfg.precision), cfg.rotate_steps)
+                                       cfg.fixed_opponent, rotate_steps=cfg.rotate_steps)
 
     def _add_snapshot_net(self, net: ActorNet, step: int) -> None:
         self.pool.add_net(net, step)

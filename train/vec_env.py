@@ -39,16 +39,17 @@ from rummy_env.observation import Encoder, action_masks_into
 from rummy_env.table import Table
 from rummy_env.rules import Rules
 
-from .pool import OpponentPool, SnapshotAgent, act_snapshots
+from .pool import OpponentPool, SnapshotAgent, TrunkCache, act_snapshots, act_snapshots_incremental
 from .rewards import REWARDS, hand_rewards
 
 
 class _Game:
     """One game of the batch: its position, the learner's seat, the agents of the
     other seats (``None`` at the learner's), their kinds, its generator, its own
-    copies of the scripted baselines (kind -> agent), its learner decisions this hand."""
+    copies of the scripted baselines (kind -> agent), its learner decisions this hand,
+    its index in the batch."""
 
-    __slots__ = ("state", "seat", "opps", "kinds", "rng", "own", "length")
+    __slots__ = ("state", "seat", "opps", "kinds", "rng", "own", "length", "idx")
 
 
 class BatchedVecEnv(VecEnv):
@@ -137,6 +138,10 @@ class SelfPlayVecEnv(BatchedVecEnv):
         self._opp_obs = np.zeros((n_envs, dim), dtype=np.float32)
         self._opp_masks = np.zeros((n_envs, n_act), dtype=np.int8)
         self.games = [_Game() for _ in range(n_envs)]
+        for i, g in enumerate(self.games):
+            g.idx = i
+        # the snapshots' trunks, seat by seat (act_snapshots_incremental): game i's seat q is row i * n + q
+        self._trunks = TrunkCache(n_envs * self.n)
         self._seed = seed
         self._actions: np.ndarray | None = None
         self.opponent_decisions = 0
@@ -167,6 +172,7 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
     def _deal(self, g: _Game) -> None:
         g.state = engine.new_game(self.rules, seed=int(g.rng.integers(2**62)))
+        self._trunks.forget(g.idx * self.n, (g.idx + 1) * self.n)
         g.seat = int(g.rng.integers(self.n))
         g.opps = [None] * self.n
         g.kinds = []
@@ -181,10 +187,12 @@ class SelfPlayVecEnv(BatchedVecEnv):
         """Play opponents' moves until each game has the learner to move or is over.
 
         Round by round: every game whose opponent is to move is encoded and masked in
-        one batch (snapshot games grouped by snapshot, scripted games first), then each
-        scripted opponent acts on its row and the snapshots answer their games
-        (``act_snapshots``: the card features of all of them in one pass, then each
-        snapshot's learned layers on its own games)."""
+        one batch (scripted games first, then snapshot games grouped by snapshot), then each
+        scripted opponent acts on its row and the snapshots answer their games: those in
+        the pool's stack with ``act_snapshots_incremental`` (each seat's trunk from its
+        last one), any other (a pool that does not stack, a dropped snapshot finishing
+        the hands it was dealt into) with ``act_snapshots`` (the card features of all its
+        games in one pass, then each snapshot's learned layers on its own games)."""
         t0 = time.perf_counter()
         pending = [g for g in games if not g.state.hand_over and g.state.current != g.seat]
         enc, obs, masks = self.encoder, self._opp_obs, self._opp_masks
@@ -198,24 +206,43 @@ class SelfPlayVecEnv(BatchedVecEnv):
                     groups.setdefault(id(agent), (agent, []))[1].append(g)
                 else:
                     scripted.append(g)
-            for _, gs in groups.values():
-                scripted += gs  # one order: the scripted games, then each snapshot's games
+            # one order: the scripted games, the stacked snapshots' games, the other snapshots'
+            stacked = [ag for ag in groups.values() if self.pool.in_stack(ag[0])]
+            whole = [ag for ag in groups.values() if not self.pool.in_stack(ag[0])]
+            k = len(scripted)
+            for _, gs in stacked + whole:
+                scripted += gs
             order = scripted
             states = [g.state for g in order]
             enc.encode_many(states, [st.current for st in states], obs)
             action_masks_into([legal_actions(st) for st in states], masks)
-            k = len(order) - sum(len(gs) for _, gs in groups.values())
             for i in range(k):
                 st = order[i].state
                 apply(st, order[i].opps[st.current].act(obs[i], masks[i]))
-            if groups:  # every snapshot's games at once: their card features in one pass
-                acts = act_snapshots([(agent, [g.rng for g in gs]) for agent, gs in groups.values()],
-                                     obs[k:len(order)], masks[k:len(order)])
-                for g, a in zip(order[k:], acts.tolist()):
-                    apply(g.state, a)
+            k = self._snapshots_move(order, k, stacked, obs, masks, incremental=True)
+            self._snapshots_move(order, k, whole, obs, masks, incremental=False)
             self.opponent_decisions += len(order)
             pending = [g for g in pending if not g.state.hand_over and g.state.current != g.seat]
         self.opponent_time += time.perf_counter() - t0
+
+    def _snapshots_move(self, order: list[_Game], k: int, part: list[tuple[SnapshotAgent, list[_Game]]],
+                        obs: np.ndarray, masks: np.ndarray, incremental: bool) -> int:
+        """The snapshots of ``part`` (agent, games) answer their games, rows ``k ..`` of
+        ``order``/``obs``/``masks`` in ``part``'s order, and the moves are played; returns the
+        next row. ``incremental``: ``act_snapshots_incremental`` (stacked snapshots), else
+        ``act_snapshots`` (every row's card features in one pass either way)."""
+        if not part:
+            return k
+        j = k + sum(len(gs) for _, gs in part)
+        batch = [(agent, [g.rng for g in gs]) for agent, gs in part]
+        if incremental:
+            seats = np.fromiter((g.idx * self.n + g.state.current for g in order[k:j]), np.int64, j - k)
+            acts = act_snapshots_incremental(batch, obs[k:j], masks[k:j], self.pool, self._trunks, seats)
+        else:
+            acts = act_snapshots(batch, obs[k:j], masks[k:j])
+        for g, a in zip(order[k:j], acts.tolist()):
+            engine.apply(g.state, a)
+        return j
 
     def _start(self, g: _Game) -> None:
         for _ in range(1000):

@@ -156,7 +156,7 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"load_pool: the lists must have one length, got {lens}")
         built = [(self._net(spec, sd, f"load_pool snapshot {i}"), self._check_step(st, f"load_pool snapshot {i}"))
                  for i, (st, spec, sd) in enumerate(zip(state["steps"], state["specs"], state["nets"]))]
-        self.pool.snapshots, self.pool.snapshot_steps, self.pool.window = [], [], None
+        self.pool.clear()
         for net, step in built:
             self.pool.add_net(net, step)
 

@@ -1,0 +1,169 @@
+"""The snapshots' incremental trunks (issue 26): ``OpponentPool``'s stack,
+``TrunkCache`` and ``act_snapshots_incremental`` against the whole forward pass."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from extras import needs
+
+needs("torch")
+import torch  # noqa: E402
+
+from rummy_env import Rules  # noqa: E402
+from rummy_env.table import Table  # noqa: E402
+from rummy_env.train.pool import (ActorNet, OpponentPool, TrunkCache, act_snapshots,  # noqa: E402
+                                  act_snapshots_incremental)
+from rummy_env.train.subproc import make_pool  # noqa: E402
+from rummy_env.train.vec_env import SelfPlayVecEnv  # noqa: E402
+
+WEIGHTS = {"snapshot": 0.6, "random": 0.1, "greedy": 0.15, "heuristic": 0.15}
+
+
+def _net(rules: Rules, seed: int, features: str = "cards", trunk: int = 24) -> ActorNet:
+    table = Table.of(rules)
+    torch.manual_seed(seed)
+    net = ActorNet(table.obs_size, [16], table.num_actions, features=features, trunk=trunk,
+                   num_players=table.num_players, kind=table.kind)
+    with torch.no_grad():  # weights large enough that the sums' order matters at float32's last bits
+        for p in net.parameters():
+            p.mul_(3.0)
+    return net
+
+
+def _play(venv: SelfPlayVecEnv, steps: int, seed: int, check=None) -> list[np.ndarray]:
+    """Random legal learner moves; the observations after every step (and ``check()``)."""
+    rng = np.random.default_rng(seed)
+    out = [venv.reset()]
+    for _ in range(steps):
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks()])
+        out.append(venv.step(acts)[0])
+        if check is not None:
+            check()
+    return out
+
+
+@pytest.mark.parametrize("preset,n", [("classic", 2), ("deadwood", 3)])
+def test_stacked_snapshots_play_the_moves_of_the_whole_forward_pass(preset, n):
+    """Games against a stacked pool (10 snapshots added to 4 slots, so slots are reused)
+    follow, step for step, the trajectories of the same games against the same nets
+    answered whole (``stack=False``: ``act_snapshots``), at a 2- and a 3-player table."""
+    rules = Rules.make(preset, num_players=n)
+    nets = [_net(rules, s) for s in range(10)]
+    runs = []
+    for stack in (True, False):
+        pool = make_pool(WEIGHTS, 4, 0.5, seed=3, stack=stack)
+        venv = SelfPlayVecEnv(rules, pool, n_envs=12, seed=7)
+        for i, net in enumerate(nets[:6]):
+            pool.add_net(copy.deepcopy(net), i)
+        obs = _play(venv, 40, seed=1)
+        for i, net in enumerate(nets[6:]):  # the oldest dropped: their slots take the new ones
+            pool.add_net(copy.deepcopy(net), 6 + i)
+        obs += _play(venv, 40, seed=2)
+        assert pool.stackable is stack
+        runs.append((obs, venv.opponent_decisions))
+    (a, da), (b, db) = runs
+    assert da == db and da > 400
+    for t, (x, y) in enumerate(zip(a, b)):
+        assert x.tobytes() == y.tobytes(), f"step {t}"
+
+
+def test_each_seats_trunk_stays_the_whole_products_over_a_hand():
+    """After every step, each remembered seat's pre-activation (``TrunkCache.h``, built
+    from the seat's previous one plus the changed features' columns) is ``W x + b`` of its
+    features computed whole, within 1e-4 (the sums' order), for the snapshot that
+    answered it; a new hand forgets the game's seats."""
+    rules = Rules.preset("classic")
+    pool = make_pool({"snapshot": 1.0}, 3, 0.5, seed=3)
+    for i in range(3):
+        pool.add_net(_net(rules, 20 + i), i)
+    venv = SelfPlayVecEnv(rules, pool, n_envs=8, seed=11)
+    cache = venv._trunks
+    by_serial = {a.serial: a.net for a in pool.snapshots}
+    worst, checked = [0.0], [0]
+
+    def check():
+        for row in torch.nonzero(cache.serial >= 0).flatten().tolist():
+            net = by_serial[int(cache.serial[row])]
+            with torch.no_grad():
+                want = net.features.trunk[0](cache.x[row][None])[0]
+            worst[0] = max(worst[0], float((cache.h[row] - want).abs().max()))
+            checked[0] += 1
+
+    _play(venv, 60, seed=4, check=check)
+    assert checked[0] > 300 and worst[0] < 1e-4
+    g = venv.games[0]
+    venv._deal(g)
+    assert (cache.serial[0:2] == -1).all()
+
+
+def test_the_pools_stack_holds_each_snapshots_trunk_in_its_slot():
+    """Slots: the first free one; a dropped snapshot frees its slot for the next; the
+    stacked rows are the trunk's weights transposed; serials count the snapshots added;
+    ``clear`` frees every slot. Not stacked: a bfloat16 pool, ``stack=False``, nets
+    without a trunk (``stackable`` False), a net of another spec than the stacked ones."""
+    rules = Rules.preset("classic")
+    pool = OpponentPool({"snapshot": 1.0}, 2, 0.5, {})
+    nets = [_net(rules, s) for s in range(3)]
+    for i, net in enumerate(nets):
+        pool.add_net(net, i)
+    assert [a.slot for a in pool.snapshots] == [1, 0] and [a.serial for a in pool.snapshots] == [1, 2]
+    wt, bias, width = pool.stack()
+    assert width == Table.of(rules).obs_size + 1208 == 1756 and wt.shape == (2 * 1756, 24)
+    for a in pool.snapshots:
+        lin = a.net.features.trunk[0]
+        assert torch.equal(wt[a.slot * width:(a.slot + 1) * width], lin.weight.t())
+        assert torch.equal(bias[a.slot], lin.bias)
+    assert pool.stackable and pool.slotted == [pool.snapshots[1], pool.snapshots[0]]
+    pool.clear()
+    assert pool.snapshots == [] and pool.slotted == [None, None] and not pool.stackable
+    other = _net(rules, 9, trunk=12)
+    pool.add_net(_net(rules, 5), 0)
+    pool.add_net(other, 1)  # another spec: not in the stack
+    assert pool.snapshots[1].slot is None and not pool.stackable
+    for kw in ({"bf16": True}, {"stack": False}):
+        p = OpponentPool({"snapshot": 1.0}, 2, 0.5, {}, **kw)
+        p.add_net(_net(rules, 1), 0)
+        assert not p.stackable
+        with pytest.raises(ValueError, match="no snapshot of this pool is stacked"):
+            p.stack()
+    p = OpponentPool({"snapshot": 1.0}, 2, 0.5, {})
+    p.add_net(_net(rules, 1, features="none", trunk=0), 0)
+    assert not p.stackable
+
+
+def test_incremental_answers_match_act_snapshots_and_refuse_bad_batches():
+    """On one batch, fresh seats (nothing remembered): the actions of ``act_snapshots``
+    with the same generators; a batch whose groups miss a row, keys out of range or
+    repeated, or an agent outside the stack is refused, the cache unchanged."""
+    rules = Rules.preset("classic")
+    pool = make_pool({"snapshot": 1.0}, 3, 0.5, seed=3)
+    for i in range(3):
+        pool.add_net(_net(rules, 30 + i), i)
+    venv = SelfPlayVecEnv(rules, pool, n_envs=10, seed=2)
+    obs = venv.reset()
+    masks = venv.masks
+    groups = lambda: [(a, [np.random.default_rng(7 * i + r) for r in range(k)])  # noqa: E731
+                      for i, (a, k) in enumerate(zip(pool.snapshots, (3, 4, 3)))]
+    cache = TrunkCache(20)
+    keys = np.arange(10) * 2
+    got = act_snapshots_incremental(groups(), obs, masks, pool, cache, keys)
+    np.testing.assert_array_equal(got, act_snapshots(groups(), obs, masks))
+    before = (cache.x.clone(), cache.h.clone(), cache.serial.clone())
+    bad = [
+        ((groups()[:2], obs, masks, pool, cache, keys), "the groups answer 7 rows, the batch has 10"),
+        ((groups(), obs, masks, pool, cache, np.arange(10) * 3), "keys must be 10 distinct rows of the cache"),
+        ((groups(), obs, masks, pool, cache, np.zeros(10, int)), "keys must be 10 distinct rows"),
+        ((groups(), obs, masks, pool, cache, keys[:9]), "keys must be 10 distinct rows"),
+    ]
+    outsider = copy.copy(pool.snapshots[0])
+    bad.append((([(outsider, [np.random.default_rng(0)] * 10)], obs, masks, pool, cache, keys),
+                "must be a snapshot in the pool's stack"))
+    for args, msg in bad:
+        with pytest.raises(ValueError, match=msg):
+            act_snapshots_incremental(*args)
+    assert all(torch.equal(x, y) for x, y in zip(before, (cache.x, cache.h, cache.serial)))
+    with pytest.raises(ValueError, match="a TrunkCache needs rows >= 1, got 0"):
+        TrunkCache(0)
