@@ -92,7 +92,8 @@ PROFILE_GROUPS = {
     "engine": "rules engine: rummy_env/engine.py, melds.py, cards.py (called by the env)",
     "observation": "observation encoding and action masks (rummy_env/observation.py)",
     "learner_inference": "the learner's policy forward pass during rollouts (FastMaskablePolicy.forward, predict_values)",
-    "opponent_inference": "snapshot opponents' forward passes (pool.act_snapshots, SnapshotAgent.act_batch)",
+    "opponent_inference": "snapshot opponents' forward passes (pool.act_snapshots_incremental, pool.act_snapshots, "
+                          "SnapshotAgent.act_batch)",
     "scripted": "scripted opponents (agents/scripted.py, the random agent)",
     "ppo_update": "the PPO update (model.train)",
     "evaluation": "evaluations inside the run (Trainer.evaluate)",
@@ -142,8 +143,10 @@ def env_groups(stats: dict) -> dict[str, float]:
     another (a scripted agent reading the observation, the encoder asking the engine)
     staying with the caller."""
     scripted = _entered(stats, _scripted, lambda k: False)
-    # the batched env's snapshots answer through act_snapshots (which does not call act_batch)
-    opponent = _cum(stats, lambda k: _file_is(k, "train/pool.py") and k[2] in ("act_batch", "act_snapshots"))
+    # the batched env's snapshots answer through act_snapshots_incremental and act_snapshots
+    # (neither calls the other, nor act_batch)
+    opponent = _cum(stats, lambda k: _file_is(k, "train/pool.py")
+                    and k[2] in ("act_batch", "act_snapshots", "act_snapshots_incremental"))
     obs = _entered(stats, _observation, _scripted)
     engine = _entered(stats, _engine, lambda k: _observation(k) or _scripted(k))
     return {"engine": engine, "observation": obs, "opponent_inference": opponent, "scripted": scripted}

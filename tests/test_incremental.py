@@ -1,5 +1,7 @@
-"""The snapshots' incremental trunks (issue 26): ``OpponentPool``'s stack,
-``TrunkCache`` and ``act_snapshots_incremental`` against the whole forward pass."""
+"""What training no longer computes twice (issue 26): the snapshots' incremental trunks
+(``OpponentPool``'s stack, ``TrunkCache``, ``act_snapshots_incremental``) against the
+whole forward pass, and the PPO update's kept card features
+(``FixedFeaturesRolloutBuffer``) against computing them again."""
 from __future__ import annotations
 
 import copy
@@ -167,3 +169,62 @@ def test_incremental_answers_match_act_snapshots_and_refuse_bad_batches():
     assert all(torch.equal(x, y) for x, y in zip(before, (cache.x, cache.h, cache.serial)))
     with pytest.raises(ValueError, match="a TrunkCache needs rows >= 1, got 0"):
         TrunkCache(0)
+
+
+def _ppo(env, seed: int, keep: bool):
+    from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+
+    from rummy_env.train.features import CardFeatures
+    from rummy_env.train.policy import FastMaskablePolicy, FixedFeaturesRolloutBuffer, SelfPlayPPO
+
+    pk = {"features_extractor_class": CardFeatures, "net_arch": [16],
+          "features_extractor_kwargs": {"cards": True, "trunk": 8, "num_players": 2, "kind": "standard"}}
+    model = SelfPlayPPO(FastMaskablePolicy, env, n_steps=8, batch_size=16, n_epochs=2, seed=seed,
+                        policy_kwargs=pk, device="cpu")
+    assert isinstance(model.rollout_buffer, FixedFeaturesRolloutBuffer)
+    if not keep:
+        model.rollout_buffer = MaskableRolloutBuffer(8, env.observation_space, env.action_space, "cpu",
+                                                     gamma=model.gamma, gae_lambda=model.gae_lambda,
+                                                     n_envs=env.num_envs)
+    return model
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_update_from_kept_card_features_is_the_update_from_observations(workers):
+    """Two rollouts and updates with the card features kept in the buffer (from the
+    pipelined rollout's forward passes with 2 workers, computed once per rollout in
+    ``get`` with SB3's loop in one process) end with the weights, bit for bit, of the
+    same training that computes the features again from the observations in every
+    minibatch; the buffer's samples are the observations followed by their features."""
+    from rummy_env.train.subproc import MultiProcSelfPlayVecEnv
+
+    rules = Rules.preset("classic")
+    weights = {"random": 0.5, "heuristic": 0.5}
+    params, envs = [], []
+    try:
+        for keep in (True, False):
+            env = (SelfPlayVecEnv(rules, make_pool(weights, 1, 0.5, seed=2), 8, seed=4) if workers == 1 else
+                   MultiProcSelfPlayVecEnv(rules, 8, 2, seed=4, reward_scale=0.01, weights=weights,
+                                           max_snapshots=1, latest_prob=0.5))
+            envs.append(env)
+            model = _ppo(env, seed=0, keep=keep)
+            fx = model.policy.features_extractor
+            calls = []
+            fx.fixed = lambda o, f=fx.fixed: calls.append(len(o)) or f(o)  # the buffer's own pass
+            model.learn(total_timesteps=2 * 8 * 8)
+            if keep:  # one pass per rollout in get, or none: the rollout's forward passes gave them
+                assert calls == ([64, 64] if workers == 1 else [])
+            params.append({k: v.clone() for k, v in model.policy.state_dict().items()})
+            if keep:
+                buf = model.rollout_buffer
+                obs = torch.as_tensor(buf.observations[:5])
+                sample = buf._get_samples(np.arange(5))
+                assert sample.observations.shape == (5, fx.core.out_dim) == (5, 1756)
+                assert torch.equal(sample.observations, fx.core(obs))
+                assert torch.equal(fx(sample.observations), fx(obs))
+    finally:
+        for env in envs:
+            env.close()
+    assert params[0].keys() == params[1].keys()
+    for k in params[0]:
+        assert torch.equal(params[0][k], params[1][k]), k

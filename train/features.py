@@ -211,7 +211,15 @@ class CardFeatures(BaseFeaturesExtractor):
         self.trunk = nn.Sequential(nn.Linear(width, trunk), nn.Tanh()) if trunk else nn.Identity()
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.trunk(self.core(observations.float()))
+        """``observations`` float32 ``[B, obs_dim]``, or with ``cards`` ``[B, obs_dim + EXTRA]``
+        (``+ JOKER_EXTRA`` with the joker planes): observations followed by their card
+        features (``fixed``), as the PPO update's rollout buffer holds them
+        (``policy.FixedFeaturesRolloutBuffer``), which skips computing them again; the
+        output is the same either way. Returns float32 ``[B, features_dim]``."""
+        x = observations.float()
+        if self.has_fixed and x.shape[1] == self.core.out_dim:
+            return self.trunk(x)
+        return self.trunk(self.core(x))
 
     @property
     def has_fixed(self) -> bool:

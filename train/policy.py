@@ -25,6 +25,7 @@ from typing import Optional
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from rummy_env.agents.masking import mask_logits
@@ -115,6 +116,58 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
         return values, log_prob, -p_log_p.sum(-1)
 
 
+class FixedFeaturesRolloutBuffer(MaskableRolloutBuffer):
+    """sb3-contrib's ``MaskableRolloutBuffer`` that also keeps every position's weight-free
+    card features (``CardFeatures.fixed``: uint8 ``[n_steps, n_envs, EXTRA]``, small counts
+    held exactly), so the PPO update does not compute them again for each minibatch of
+    each epoch (issue 26: a quarter of the update's time). Its samples' ``observations``
+    are float32 ``[B, obs_dim + EXTRA]``, the observations followed by their features,
+    which ``CardFeatures.forward`` takes as they are: the same network outputs and
+    gradients as from the observations alone.
+
+    ``add(..., fixed=uint8 [n_envs, EXTRA])`` stores a step's features (the pipelined
+    rollout passes those its forward pass computed); a step added without them (SB3's own
+    rollout loop) gets them in one pass over the rollout when ``get`` is first called.
+
+    Args:
+        features: the policy's ``CardFeatures`` (``has_fixed``); the rest as
+            ``MaskableRolloutBuffer``.
+    """
+
+    def __init__(self, *args, features: torch.nn.Module, **kwargs) -> None:
+        self.features = features
+        self.extra = int(features.core.out_dim - features.core.obs_dim)
+        super().__init__(*args, **kwargs)
+
+    def reset(self) -> None:
+        self.fixed = np.zeros((self.buffer_size, self.n_envs, self.extra), dtype=np.uint8)
+        self.has_fixed = np.zeros(self.buffer_size, dtype=bool)
+        super().reset()
+
+    def add(self, *args, fixed: Optional[np.ndarray] = None, **kwargs) -> None:  # noqa: D102 (SB3's)
+        if fixed is not None:
+            self.fixed[self.pos] = fixed
+            self.has_fixed[self.pos] = True
+        super().add(*args, **kwargs)
+
+    def get(self, batch_size: Optional[int] = None):  # noqa: D102 (SB3's)
+        if not self.generator_ready:
+            missing = np.flatnonzero(~self.has_fixed)
+            if len(missing):
+                obs = torch.as_tensor(self.observations[missing].reshape(-1, self.observations.shape[-1]))
+                with torch.no_grad():
+                    self.fixed[missing] = self.features.fixed(obs).to(torch.uint8).numpy().reshape(
+                        len(missing), self.n_envs, self.extra)
+                self.has_fixed[missing] = True
+            self.fixed = self.swap_and_flatten(self.fixed)
+        yield from super().get(batch_size)
+
+    def _get_samples(self, batch_inds: np.ndarray, env=None):  # noqa: D102 (SB3's)
+        samples = super()._get_samples(batch_inds, env)
+        obs = torch.cat([samples.observations, self.to_torch(self.fixed[batch_inds]).float()], dim=1)
+        return samples._replace(observations=obs)
+
+
 class SelfPlayPPO(MaskablePPO):
     """``MaskablePPO`` that runs rollouts on one torch thread and updates on ``update_threads``.
 
@@ -131,6 +184,17 @@ class SelfPlayPPO(MaskablePPO):
     """
 
     update_threads: int = 1
+
+    def _setup_model(self) -> None:
+        """SB3's, with a ``FixedFeaturesRolloutBuffer`` when the policy's features extractor
+        has weight-free card features (``CardFeatures.has_fixed``; not saved in a zip: a
+        loaded model sets it up again)."""
+        super()._setup_model()
+        fx = self.policy.features_extractor
+        if getattr(fx, "has_fixed", False) and type(self.rollout_buffer) is MaskableRolloutBuffer:
+            self.rollout_buffer = FixedFeaturesRolloutBuffer(
+                self.n_steps, self.observation_space, self.action_space, self.device, gamma=self.gamma,
+                gae_lambda=self.gae_lambda, n_envs=self.n_envs, features=fx)
 
     def _update_info_buffer(self, infos: list[dict], dones: Optional[np.ndarray] = None) -> None:
         """SB3's, over the games whose info is not empty only (a hand that ended): the same
@@ -186,14 +250,23 @@ class SelfPlayPPO(MaskablePPO):
         nxt_acts, nxt_vals, nxt_logps = np.empty_like(acts), torch.empty_like(vals), torch.empty_like(logps)
 
         n_act = cur_masks.shape[1]
+        # the card features each forward pass computes go to the buffer for the update
+        fx = self.policy.features_extractor
+        keep = isinstance(rollout_buffer, FixedFeaturesRolloutBuffer)
+        cur_fixed = np.empty((n, rollout_buffer.extra if keep else 0), dtype=np.uint8)
+        nxt_fixed = np.empty_like(cur_fixed)
 
         def step_noise():  # one draw for the step's rows, whatever order the workers are answered in
             return torch.rand((n, n_act))
 
-        def answer(w, obs, masks, a_out, v_out, lp_out, noise):
+        def answer(w, obs, masks, a_out, v_out, lp_out, noise, f_out):
             with torch.no_grad():
-                a, v, lp = self.policy(obs_as_tensor(obs[rows[w]], self.device), action_masks=masks[rows[w]],
-                                       uniform=noise[rows[w]])
+                x = obs_as_tensor(obs[rows[w]], self.device)
+                if keep:  # observations followed by their card features: CardFeatures takes them as they are
+                    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.policy.bf16):
+                        x = fx.core(x.float())
+                    f_out[rows[w]] = x[:, fx.core.obs_dim:].to(torch.uint8).numpy()
+                a, v, lp = self.policy(x, action_masks=masks[rows[w]], uniform=noise[rows[w]])
             a_out[rows[w]] = a.cpu().numpy()
             v_out[rows[w]] = v
             lp_out[rows[w]] = lp
@@ -201,7 +274,7 @@ class SelfPlayPPO(MaskablePPO):
 
         noise = step_noise()
         for w in range(workers):
-            answer(w, cur_obs, cur_masks, acts, vals, logps, noise)
+            answer(w, cur_obs, cur_masks, acts, vals, logps, noise, cur_fixed)
         new_obs = cur_obs
         dones = np.zeros(n, dtype=bool)
         for step in range(n_rollout_steps):
@@ -220,7 +293,7 @@ class SelfPlayPPO(MaskablePPO):
                     nxt_obs[r], nxt_masks[r] = sh.obs[r], sh.masks[r] != 0
                     rewards[r], dones[r] = sh.rewards[r], sh.dones[r] != 0
                     if not last:  # worker w steps t + 1 while the learner waits for the others
-                        answer(w, nxt_obs, nxt_masks, nxt_acts, nxt_vals, nxt_logps, noise)
+                        answer(w, nxt_obs, nxt_masks, nxt_acts, nxt_vals, nxt_logps, noise, nxt_fixed)
             new_obs = nxt_obs.copy()
             self.num_timesteps += n
             actions = acts
@@ -233,7 +306,7 @@ class SelfPlayPPO(MaskablePPO):
                 return False
             self._update_info_buffer(infos, dones)
             rollout_buffer.add(cur_obs, acts.reshape(-1, 1), rewards, self._last_episode_starts, vals, logps,
-                               action_masks=cur_masks)
+                               action_masks=cur_masks, **({"fixed": cur_fixed} if keep else {}))
             self._last_obs = new_obs
             self._last_episode_starts = dones
             if not last:
@@ -242,6 +315,7 @@ class SelfPlayPPO(MaskablePPO):
                 acts, nxt_acts = nxt_acts, acts
                 vals, nxt_vals = nxt_vals, vals
                 logps, nxt_logps = nxt_logps, logps
+                cur_fixed, nxt_fixed = nxt_fixed, cur_fixed
         with torch.no_grad():
             values = self.policy.predict_values(obs_as_tensor(new_obs, self.device))
         rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
