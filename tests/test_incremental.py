@@ -102,25 +102,35 @@ def test_each_seats_trunk_stays_the_whole_products_over_a_hand():
 
 
 def test_the_pools_stack_holds_each_snapshots_trunk_in_its_slot():
-    """Slots: the first free one; a dropped snapshot frees its slot for the next; the
-    stacked rows are the trunk's weights transposed; serials count the snapshots added;
-    ``clear`` frees every slot. Not stacked: a bfloat16 pool, ``stack=False``, nets
+    """Slots (2 x max_snapshots): the first free one; a dropped snapshot keeps its slot
+    (``in_stack``: its hands in play still go incrementally) until no slot is free, then
+    the one dropped longest ago gives its slot to the new snapshot (and leaves the stack);
+    the stacked rows are the trunk's weights transposed; serials count the snapshots
+    added; ``clear`` frees every slot. Not stacked: a bfloat16 pool, ``stack=False``, nets
     without a trunk (``stackable`` False), a net of another spec than the stacked ones."""
     rules = Rules.preset("classic")
     pool = OpponentPool({"snapshot": 1.0}, 2, 0.5, {})
-    nets = [_net(rules, s) for s in range(3)]
-    for i, net in enumerate(nets):
-        pool.add_net(net, i)
-    assert [a.slot for a in pool.snapshots] == [1, 0] and [a.serial for a in pool.snapshots] == [1, 2]
+    added = []
+    for i in range(4):
+        pool.add_net(_net(rules, i), i)
+        added.append(pool.snapshots[-1])
+    assert [a.slot for a in added] == [0, 1, 2, 3] and [a.serial for a in added] == [0, 1, 2, 3]
+    assert pool.snapshots == added[2:] and all(pool.in_stack(a) for a in added)  # 0 and 1 dropped, still slotted
+    pool.add_net(_net(rules, 4), 4)
+    pool.add_net(_net(rules, 5), 5)
+    added += pool.snapshots
+    assert [a.slot for a in added] == [None, None, 2, 3, 0, 1]
+    assert not pool.in_stack(added[0]) and not pool.in_stack(added[1]) and pool.in_stack(added[2])
     wt, bias, width = pool.stack()
-    assert width == Table.of(rules).obs_size + 1208 == 1756 and wt.shape == (2 * 1756, 24)
-    for a in pool.snapshots:
+    assert width == Table.of(rules).obs_size + 1208 == 1756 and wt.shape == (4 * 1756, 24)
+    for a in added[2:]:
         lin = a.net.features.trunk[0]
         assert torch.equal(wt[a.slot * width:(a.slot + 1) * width], lin.weight.t())
         assert torch.equal(bias[a.slot], lin.bias)
-    assert pool.stackable and pool.slotted == [pool.snapshots[1], pool.snapshots[0]]
+    assert pool.stackable and pool.slotted == [added[4], added[5], added[2], added[3]]
     pool.clear()
-    assert pool.snapshots == [] and pool.slotted == [None, None] and not pool.stackable
+    assert pool.snapshots == [] and pool.slotted == [None] * 4 and not pool.stackable
+    assert all(a.slot is None for a in added)
     other = _net(rules, 9, trunk=12)
     pool.add_net(_net(rules, 5), 0)
     pool.add_net(other, 1)  # another spec: not in the stack

@@ -69,6 +69,15 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
             logits, values = self.action_net(latent_pi), self.value_net(latent_vf)
         return logits.float(), values.float()
 
+    def with_card_features(self, obs: torch.Tensor) -> torch.Tensor:
+        """Float32 ``[B, obs_dim + EXTRA]``: the observations followed by their weight-free
+        card features (``CardFeatures.has_fixed`` only; computed as ``forward`` computes them,
+        under the same autocast), which ``forward`` and ``evaluate_actions`` take in place of
+        the observations (the pipelined rollout keeps them for the update:
+        ``FixedFeaturesRolloutBuffer``)."""
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            return self.features_extractor.core(obs.float())
+
     def predict_values(self, obs: torch.Tensor) -> torch.Tensor:  # noqa: D102 (SB3's)
         if not self.bf16:
             return super().predict_values(obs)
@@ -251,8 +260,8 @@ class SelfPlayPPO(MaskablePPO):
 
         n_act = cur_masks.shape[1]
         # the card features each forward pass computes go to the buffer for the update
-        fx = self.policy.features_extractor
         keep = isinstance(rollout_buffer, FixedFeaturesRolloutBuffer)
+        obs_dim = cur_obs.shape[1]
         cur_fixed = np.empty((n, rollout_buffer.extra if keep else 0), dtype=np.uint8)
         nxt_fixed = np.empty_like(cur_fixed)
 
@@ -263,9 +272,8 @@ class SelfPlayPPO(MaskablePPO):
             with torch.no_grad():
                 x = obs_as_tensor(obs[rows[w]], self.device)
                 if keep:  # observations followed by their card features: CardFeatures takes them as they are
-                    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.policy.bf16):
-                        x = fx.core(x.float())
-                    f_out[rows[w]] = x[:, fx.core.obs_dim:].to(torch.uint8).numpy()
+                    x = self.policy.with_card_features(x)
+                    f_out[rows[w]] = x[:, obs_dim:].to(torch.uint8).numpy()
                 a, v, lp = self.policy(x, action_masks=masks[rows[w]], uniform=noise[rows[w]])
             a_out[rows[w]] = a.cpu().numpy()
             v_out[rows[w]] = v

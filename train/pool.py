@@ -375,10 +375,12 @@ class OpponentPool:
 
     The stack (``stack()``): with ``stack`` and not ``bf16``, every snapshot whose net has card
     features and a trunk layer (``ActorNet`` with ``features="cards"`` and ``trunk > 0``,
-    the default network) takes one of ``max_snapshots`` slots, its trunk's weights copied
-    there when it is added (a dropped snapshot frees its slot); ``stackable`` says whether
-    every stored snapshot has one (snapshots of one run do; nets of two specs in one pool
-    do not all).
+    the default network) takes one of ``2 * max_snapshots`` slots, its trunk's weights
+    copied there when it is added. A dropped snapshot keeps its slot while there are free
+    ones, so the hands it was dealt into still go on incrementally; a new snapshot takes
+    a free slot, else the slot of the snapshot dropped longest ago (whose remaining games,
+    if any, are then answered whole). ``stackable`` says whether every stored snapshot has
+    a slot (snapshots of one run do; nets of two specs in one pool do not all).
     """
 
     def __init__(self, weights: dict[str, float], max_snapshots: int, latest_prob: float,
@@ -392,17 +394,19 @@ class OpponentPool:
         self.snapshots: list[SnapshotAgent] = []
         self.snapshot_steps: list[int] = []
         self.window: SnapshotAgent | None = None
-        self.slotted: list[SnapshotAgent | None] = [None] * max_snapshots
+        self.slotted: list[SnapshotAgent | None] = [None] * (2 * max_snapshots)
+        self._retired: list[int] = []  # the slots of dropped snapshots, the longest dropped first
         self._serial = 0
         self._stack: tuple[torch.Tensor, torch.Tensor, int] | None = None
         self._stack_spec: dict | None = None
 
     def clear(self) -> None:
         """Drop every snapshot (and the window); the stack's slots are free again."""
-        for a in self.snapshots:
-            a.slot = None
+        for a in self.slotted:
+            if a is not None:
+                a.slot = None
         self.snapshots, self.snapshot_steps, self.window = [], [], None
-        self.slotted = [None] * self.max_snapshots
+        self.slotted, self._retired = [None] * (2 * self.max_snapshots), []
 
     @property
     def stackable(self) -> bool:
@@ -411,15 +415,15 @@ class OpponentPool:
 
     def in_stack(self, agent: Any) -> bool:
         """Whether ``agent`` holds a slot of this pool's stack (``act_snapshots_incremental``
-        can answer it). A dropped snapshot still finishing the hands it was dealt into
-        does not: its slot went to another."""
+        can answer it): a stored snapshot, or a dropped one whose slot no newer snapshot
+        has taken yet."""
         slot = getattr(agent, "slot", None)
         return slot is not None and self.slotted[slot] is agent
 
     def stack(self) -> tuple[torch.Tensor, torch.Tensor, int]:
         """The slotted snapshots' trunks: ``(wt, bias, F)``, ``wt`` float32
-        ``[max_snapshots * F, T]`` (slot ``s``'s weights transposed in rows ``s * F ..
-        (s + 1) * F - 1``: one row per card feature), ``bias`` float32 ``[max_snapshots, T]``,
+        ``[2 * max_snapshots * F, T]`` (slot ``s``'s weights transposed in rows ``s * F ..
+        (s + 1) * F - 1``: one row per card feature), ``bias`` float32 ``[2 * max_snapshots, T]``,
         ``F`` the features' width (1,756 at a standard 2-player table), ``T`` the trunk's.
 
         Raises:
@@ -437,11 +441,16 @@ class OpponentPool:
         if self._stack_spec is None:
             linear = agent.net.features.trunk[0]
             width, t = linear.in_features, linear.out_features
-            self._stack = (torch.zeros(self.max_snapshots * width, t), torch.zeros(self.max_snapshots, t), width)
+            n = len(self.slotted)
+            self._stack = (torch.zeros(n * width, t), torch.zeros(n, t), width)
             self._stack_spec = spec
         elif spec != self._stack_spec:
             return
-        slot = self.slotted.index(None)
+        if None in self.slotted:
+            slot = self.slotted.index(None)
+        else:  # the snapshot dropped longest ago gives up its slot: its games left go whole
+            slot = self._retired.pop(0)
+            self.slotted[slot].slot = None
         wt, bias, width = self._stack
         linear = agent.net.features.trunk[0]
         wt[slot * width:(slot + 1) * width] = linear.weight.detach().t()
@@ -467,9 +476,8 @@ class OpponentPool:
             self.snapshot_steps.pop(0)
             if dropped is self.window:  # no longer stored: uniform draws until the next rotation
                 self.window = None
-            if dropped.slot is not None:  # its hands in play finish with act_snapshots
-                self.slotted[dropped.slot] = None
-                dropped.slot = None
+            if dropped.slot is not None:  # it keeps its slot for the hands in play while it can
+                self._retired.append(dropped.slot)
         self._slot_in(agent)
 
     def rotate(self, rng: np.random.Generator) -> None:

@@ -307,7 +307,7 @@ class RLlibTrainer:
 
         # the driver's copy of the pool's snapshots (what checkpoints store and the env
         # runners get); the scripted opponents live in the runners' envs only
-        self.pool = OpponentPool({"snapshot": 1.0}, cfg.max_snapshots, cfg.latest_prob, baselines={})
+        self.pool = OpponentPool({"snapshot": 1.0}, cfg.max_snapshots, cfg.latest_prob, baselines={}, stack=False)
         if ck_state is not None:
             self.algo.restore_from_path(str(Path(resume).resolve()))
             self.state = ck_state

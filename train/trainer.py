@@ -511,7 +511,8 @@ class Trainer:
                                   reward=cfg.reward, rotate_steps=cfg.rotate_steps)
         from .subproc import MultiProcSelfPlayVecEnv
 
-        self.pool = OpponentPool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, {})
+        # the learner's copy of the pool (what checkpoints store): the workers' copies play
+        self.pool = OpponentPool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, {}, stack=False)
         return MultiProcSelfPlayVecEnv(self.rules, cfg.n_envs, cfg.workers, cfg.seed, cfg.reward_scale,
                                        cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.reward,
                                        cfg.fixed_opponent, rotate_steps=cfg.rotate_steps)
