@@ -92,7 +92,7 @@ PROFILE_GROUPS = {
     "engine": "rules engine: rummy_env/engine.py, melds.py, cards.py (called by the env)",
     "observation": "observation encoding and action masks (rummy_env/observation.py)",
     "learner_inference": "the learner's policy forward pass during rollouts (FastMaskablePolicy.forward, "
-                         "with_card_features, predict_values)",
+                         "with_card_features, sampling_uniforms, predict_values)",
     "opponent_inference": "snapshot opponents' forward passes (pool.act_snapshots_incremental, pool.act_snapshots, "
                           "SnapshotAgent.act_batch)",
     "scripted": "scripted opponents (agents/scripted.py, the random agent)",
@@ -220,7 +220,8 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
     profiled = sum(v[2] for v in stats.values())
     sec = {g: 0.0 for g in PROFILE_GROUPS}
     sec["learner_inference"] = _cum(stats, lambda k: (_file_is(k, "train/policy.py")
-                                                      and k[2] in ("forward", "with_card_features"))
+                                                      and k[2] in ("forward", "with_card_features",
+                                                                   "sampling_uniforms"))
                                     or (_file_is(k, "stable_baselines3/common/policies.py")
                                         and k[2] == "predict_values"))
     sec.update(clock)

@@ -202,8 +202,8 @@ def _ppo(env, seed: int, keep: bool):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_update_from_kept_card_features_is_the_update_from_observations(workers):
     """Two rollouts and updates with the card features kept in the buffer (from the
-    pipelined rollout's forward passes with 2 workers, computed once per rollout in
-    ``get`` with SB3's loop in one process) end with the weights, bit for bit, of the
+    pipelined rollout's forward passes with 2 workers, computed in ``get``, a step at a
+    time, with SB3's loop in one process) end with the weights, bit for bit, of the
     same training that computes the features again from the observations in every
     minibatch; the buffer's samples are the observations followed by their features."""
     from rummy_env.train.subproc import MultiProcSelfPlayVecEnv
@@ -222,8 +222,8 @@ def test_the_update_from_kept_card_features_is_the_update_from_observations(work
             calls = []
             fx.fixed = lambda o, f=fx.fixed: calls.append(len(o)) or f(o)  # the buffer's own pass
             model.learn(total_timesteps=2 * 8 * 8)
-            if keep:  # one pass per rollout in get, or none: the rollout's forward passes gave them
-                assert calls == ([64, 64] if workers == 1 else [])
+            if keep:  # one pass per step in get, or none: the rollout's forward passes gave them
+                assert calls == ([8] * 16 if workers == 1 else [])
             params.append({k: v.clone() for k, v in model.policy.state_dict().items()})
             if keep:
                 buf = model.rollout_buffer
@@ -238,3 +238,98 @@ def test_the_update_from_kept_card_features_is_the_update_from_observations(work
     assert params[0].keys() == params[1].keys()
     for k in params[0]:
         assert torch.equal(params[0][k], params[1][k]), k
+
+
+@pytest.mark.parametrize("preset,n,features,decks", [("classic", 2, "cards", 1), ("jokers", 3, "cards+jokers", 1),
+                                                     ("deadwood", 3, "cards", 2)])
+def test_snapshots_added_mid_hand_play_the_moves_of_the_whole_forward_pass(preset, n, features, decks):
+    """A snapshot added every 5 steps with hands in play (max_snapshots 2: 4 slots), so
+    dropped snapshots keep playing their hands, first from their kept slot, then whole
+    once a newer snapshot has taken it: the trajectories are those of the same nets
+    answered whole (``stack=False``), at a 2-player, a 3-player jokers (joker planes) and a
+    3-player two-deck table."""
+    rules = Rules.make(preset, num_players=n, decks=decks)
+    nets = [_net(rules, s, features=features) for s in range(10)]
+    runs = []
+    for stack in (True, False):
+        pool = make_pool({"snapshot": 0.8, "random": 0.2}, 2, 0.3, seed=3, stack=stack)
+        venv = SelfPlayVecEnv(rules, pool, n_envs=6, seed=7)
+        for i in range(2):
+            pool.add_net(copy.deepcopy(nets[i]), i)
+        rng = np.random.default_rng(1)
+        obs, whole = [venv.reset()], 0
+        for t in range(40):
+            if t % 5 == 4:
+                pool.add_net(copy.deepcopy(nets[2 + t // 5]), 2 + t // 5)
+            obs.append(venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks()]))[0])
+            whole += sum(1 for g in venv.games for a in g.opps if hasattr(a, "net") and not pool.in_stack(a))
+        runs.append((obs, venv.opponent_decisions, whole))
+    (a, da, whole), (b, db, _) = runs
+    assert da == db and whole > 0  # some games went on with a snapshot that had lost its slot
+    for t, (x, y) in enumerate(zip(a, b)):
+        assert x.tobytes() == y.tobytes(), f"step {t}"
+
+
+def test_kept_features_hold_negative_values_and_fall_back_when_an_int8_cannot():
+    """At a two-deck table a card can be seen twice, so some card features are negative:
+    the buffer keeps them exactly (int8), and the network's output from a sample equals its
+    output from the observation. A value an int8 cannot hold (a fraction) makes the
+    rollout keep none: its samples are the observations alone."""
+    import gymnasium as gym
+
+    from rummy_env import engine
+    from rummy_env.observation import Encoder
+    from rummy_env.train.features import CardFeatures
+    from rummy_env.train.policy import FixedFeaturesRolloutBuffer
+
+    rules = Rules.make("deadwood", num_players=2, decks=2)
+    table, enc = Table.of(rules), Encoder.for_rules(rules)
+    space = gym.spaces.Box(-np.inf, np.inf, (table.obs_size,), np.float32)
+    fx = CardFeatures(space, cards=True, trunk=8, num_players=2, kind=table.kind)
+    rng = np.random.default_rng(0)
+    rows = []
+    for seed in range(40):
+        st = engine.new_game(rules, seed=seed)
+        while not st.hand_over and len(rows) < 4:
+            o = enc.encode(st, st.current).astype(np.float32)
+            if fx.fixed(torch.as_tensor(o)[None]).min() < 0:
+                rows.append(o)
+            acts = engine.legal_actions(st)
+            engine.apply(st, acts[rng.integers(len(acts))])
+    assert len(rows) == 4
+    obs = np.stack(rows)
+    for how in ("rollout", "get", "fraction"):
+        buf = FixedFeaturesRolloutBuffer(1, space, gym.spaces.Discrete(table.num_actions), "cpu", n_envs=4,
+                                         features=fx)
+        kept = {"rollout": fx.fixed(torch.as_tensor(obs)), "get": None,
+                "fraction": fx.fixed(torch.as_tensor(obs)) + 0.5}[how]
+        buf.add(obs, np.zeros((4, 1)), np.zeros(4), np.zeros(4), torch.zeros(4), torch.zeros(4),
+                action_masks=np.ones((4, table.num_actions), bool), fixed=kept)
+        buf.compute_returns_and_advantage(torch.zeros(4), np.zeros(4))
+        sample = next(buf.get(4))
+        order = torch.as_tensor(obs)[[int(np.flatnonzero((obs == r).all(1))[0]) for r in sample.observations[:, :table.obs_size].numpy()]]
+        with torch.no_grad():
+            if how == "fraction":
+                assert not buf.exact and sample.observations.shape == (4, table.obs_size)
+            else:
+                assert buf.exact and sample.observations[:, table.obs_size:].min() < 0
+                assert torch.equal(sample.observations, fx.core(order))
+            assert torch.equal(fx(sample.observations), fx(order))
+
+
+def test_a_pool_reloaded_with_other_nets_and_a_pool_that_keeps_none():
+    """A pool reloaded with nets of another trunk width: the games' remembered trunks are
+    dropped and play goes on with the new nets; ``max_snapshots = 0`` keeps no snapshot."""
+    rules = Rules.preset("classic")
+    pool = make_pool({"snapshot": 1.0}, 2, 0.5, seed=0)
+    venv = SelfPlayVecEnv(rules, pool, 4, seed=0)
+    pool.add_net(_net(rules, 1, trunk=24), 0)
+    _play(venv, 3, seed=1)
+    assert venv._trunks.h.shape == (8, 24)
+    other = _net(rules, 2, trunk=12)
+    pool.load_state({"steps": [5], "specs": [other.spec], "nets": [other.state_dict()]})
+    _play(venv, 5, seed=2)
+    assert venv._trunks.h.shape == (8, 12) and pool.stackable
+    empty = OpponentPool({"snapshot": 1.0}, 0, 0.5, {})
+    empty.add_net(_net(rules, 3), 0)
+    assert empty.snapshots == [] and empty.slotted == []

@@ -42,7 +42,10 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
 
     ``forward(obs [B, obs_dim], deterministic, action_masks [B, N] (N: the table's action count, ``Table.num_actions``: 579 at a standard table) bool)`` returns
     ``(actions int64 [B], values float32 [B, 1], log_prob float32 [B])``;
-    ``evaluate_actions`` returns ``(values [B, 1], log_prob [B], entropy [B])``.
+    ``evaluate_actions`` returns ``(values [B, 1], log_prob [B], entropy [B])``. With
+    ``CardFeatures`` both also take ``[B, obs_dim + EXTRA]``: observations followed by their
+    card features (``with_card_features``; the pipelined rollout and the
+    ``FixedFeaturesRolloutBuffer``), with the same outputs.
 
     ``bf16 = True`` (set by ``Trainer`` from ``TrainConfig.precision``) runs the network's
     layers under ``torch.autocast("cpu", torch.bfloat16)`` in ``forward``,
@@ -68,6 +71,12 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
             latent_pi, latent_vf = self._latents(obs)
             logits, values = self.action_net(latent_pi), self.value_net(latent_vf)
         return logits.float(), values.float()
+
+    def sampling_uniforms(self, rows: int, n_actions: int) -> torch.Tensor:
+        """Float32 ``[rows, n_actions]`` uniform draws in [0, 1) (``torch.rand``, torch's
+        global generator, as ``forward`` draws them itself) for ``forward``'s ``uniform``:
+        the Gumbel noise of the pipelined rollout's step, drawn for all its games at once."""
+        return torch.rand((rows, n_actions))
 
     def with_card_features(self, obs: torch.Tensor) -> torch.Tensor:
         """Float32 ``[B, obs_dim + EXTRA]``: the observations followed by their weight-free
@@ -127,16 +136,19 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
 
 class FixedFeaturesRolloutBuffer(MaskableRolloutBuffer):
     """sb3-contrib's ``MaskableRolloutBuffer`` that also keeps every position's weight-free
-    card features (``CardFeatures.fixed``: uint8 ``[n_steps, n_envs, EXTRA]``, small counts
-    held exactly), so the PPO update does not compute them again for each minibatch of
-    each epoch (issue 26: a quarter of the update's time). Its samples' ``observations``
-    are float32 ``[B, obs_dim + EXTRA]``, the observations followed by their features,
-    which ``CardFeatures.forward`` takes as they are: the same network outputs and
-    gradients as from the observations alone.
+    card features (``CardFeatures.fixed``: int8 ``[n_steps, n_envs, EXTRA]``: small whole
+    numbers, negative at two-deck tables, where a card can be seen twice), so the PPO update does
+    not compute them again for each minibatch of each epoch (issue 26: a quarter of the
+    update's time). Its samples' ``observations`` are float32 ``[B, obs_dim + EXTRA]``, the
+    observations followed by their features, which ``CardFeatures.forward`` takes as they
+    are: the same network outputs and gradients as from the observations alone.
 
-    ``add(..., fixed=uint8 [n_envs, EXTRA])`` stores a step's features (the pipelined
-    rollout passes those its forward pass computed); a step added without them (SB3's own
-    rollout loop) gets them in one pass over the rollout when ``get`` is first called.
+    ``add(..., fixed=float32 tensor [n_envs, EXTRA])`` stores a step's features (the
+    pipelined rollout passes those its forward passes computed); a step added without them
+    (SB3's own rollout loop) gets them, one step at a time, when ``get`` is first called.
+    Should a value not fit an int8 exactly (a fraction, or outside -128..127), the rollout
+    keeps none: its samples are the observations alone, and the update computes the
+    features itself, as without this buffer.
 
     Args:
         features: the policy's ``CardFeatures`` (``has_fixed``); the rest as
@@ -149,30 +161,38 @@ class FixedFeaturesRolloutBuffer(MaskableRolloutBuffer):
         super().__init__(*args, **kwargs)
 
     def reset(self) -> None:
-        self.fixed = np.zeros((self.buffer_size, self.n_envs, self.extra), dtype=np.uint8)
+        self.fixed = np.zeros((self.buffer_size, self.n_envs, self.extra), dtype=np.int8)
         self.has_fixed = np.zeros(self.buffer_size, dtype=bool)
+        self.exact = True  # every value stored so far fits an int8 exactly
         super().reset()
 
-    def add(self, *args, fixed: Optional[np.ndarray] = None, **kwargs) -> None:  # noqa: D102 (SB3's)
-        if fixed is not None:
-            self.fixed[self.pos] = fixed
-            self.has_fixed[self.pos] = True
+    def _store(self, pos: int, x: torch.Tensor) -> None:
+        b = x.to(torch.int8)
+        if not torch.equal(b.float(), x.float()):
+            self.exact = False
+            return
+        self.fixed[pos] = b.numpy().reshape(self.n_envs, self.extra)
+        self.has_fixed[pos] = True
+
+    def add(self, *args, fixed: Optional[torch.Tensor] = None, **kwargs) -> None:  # noqa: D102 (SB3's)
+        if fixed is not None and self.exact:
+            self._store(self.pos, torch.as_tensor(fixed))
         super().add(*args, **kwargs)
 
     def get(self, batch_size: Optional[int] = None):  # noqa: D102 (SB3's)
         if not self.generator_ready:
-            missing = np.flatnonzero(~self.has_fixed)
-            if len(missing):
-                obs = torch.as_tensor(self.observations[missing].reshape(-1, self.observations.shape[-1]))
-                with torch.no_grad():
-                    self.fixed[missing] = self.features.fixed(obs).to(torch.uint8).numpy().reshape(
-                        len(missing), self.n_envs, self.extra)
-                self.has_fixed[missing] = True
+            with torch.no_grad():
+                for pos in np.flatnonzero(~self.has_fixed):
+                    if not self.exact:
+                        break
+                    self._store(int(pos), self.features.fixed(torch.as_tensor(self.observations[pos])))
             self.fixed = self.swap_and_flatten(self.fixed)
         yield from super().get(batch_size)
 
     def _get_samples(self, batch_inds: np.ndarray, env=None):  # noqa: D102 (SB3's)
         samples = super()._get_samples(batch_inds, env)
+        if not self.exact:
+            return samples
         obs = torch.cat([samples.observations, self.to_torch(self.fixed[batch_inds]).float()], dim=1)
         return samples._replace(observations=obs)
 
@@ -195,15 +215,16 @@ class SelfPlayPPO(MaskablePPO):
     update_threads: int = 1
 
     def _setup_model(self) -> None:
-        """SB3's, with a ``FixedFeaturesRolloutBuffer`` when the policy's features extractor
-        has weight-free card features (``CardFeatures.has_fixed``; not saved in a zip: a
-        loaded model sets it up again)."""
+        """SB3's, with a ``FixedFeaturesRolloutBuffer`` in place of sb3-contrib's default
+        buffer when the policy's features extractor has weight-free card features
+        (``CardFeatures.has_fixed``; not saved in a zip: a loaded model sets it up again). A
+        ``rollout_buffer_class`` given to the model is kept as it is."""
         super()._setup_model()
         fx = self.policy.features_extractor
         if getattr(fx, "has_fixed", False) and type(self.rollout_buffer) is MaskableRolloutBuffer:
             self.rollout_buffer = FixedFeaturesRolloutBuffer(
                 self.n_steps, self.observation_space, self.action_space, self.device, gamma=self.gamma,
-                gae_lambda=self.gae_lambda, n_envs=self.n_envs, features=fx)
+                gae_lambda=self.gae_lambda, n_envs=self.n_envs, features=fx, **self.rollout_buffer_kwargs)
 
     def _update_info_buffer(self, infos: list[dict], dones: Optional[np.ndarray] = None) -> None:
         """SB3's, over the games whose info is not empty only (a hand that ended): the same
@@ -262,18 +283,18 @@ class SelfPlayPPO(MaskablePPO):
         # the card features each forward pass computes go to the buffer for the update
         keep = isinstance(rollout_buffer, FixedFeaturesRolloutBuffer)
         obs_dim = cur_obs.shape[1]
-        cur_fixed = np.empty((n, rollout_buffer.extra if keep else 0), dtype=np.uint8)
-        nxt_fixed = np.empty_like(cur_fixed)
+        cur_fixed = torch.empty((n, rollout_buffer.extra if keep else 0))
+        nxt_fixed = torch.empty_like(cur_fixed)
 
         def step_noise():  # one draw for the step's rows, whatever order the workers are answered in
-            return torch.rand((n, n_act))
+            return self.policy.sampling_uniforms(n, n_act)
 
         def answer(w, obs, masks, a_out, v_out, lp_out, noise, f_out):
             with torch.no_grad():
                 x = obs_as_tensor(obs[rows[w]], self.device)
                 if keep:  # observations followed by their card features: CardFeatures takes them as they are
                     x = self.policy.with_card_features(x)
-                    f_out[rows[w]] = x[:, obs_dim:].to(torch.uint8).numpy()
+                    f_out[rows[w]] = x[:, obs_dim:]
                 a, v, lp = self.policy(x, action_masks=masks[rows[w]], uniform=noise[rows[w]])
             a_out[rows[w]] = a.cpu().numpy()
             v_out[rows[w]] = v

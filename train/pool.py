@@ -190,7 +190,8 @@ class TrunkCache:
     trunk's pre-activation ``h`` (float32 ``[rows, T]``) it computed from them, and the
     ``serial`` of that snapshot (``SnapshotAgent.serial``; -1: nothing remembered). A row is
     a seat of a game (``SelfPlayVecEnv``: game ``i``'s seat ``q`` is row ``i * n + q``).
-    The arrays are allocated at the first use (their widths are the net's)."""
+    The arrays are allocated at the first use (their widths are the net's), and again,
+    empty, when the widths change (a pool reloaded with nets of another shape)."""
 
     def __init__(self, rows: int) -> None:
         if not isinstance(rows, int) or rows < 1:
@@ -249,9 +250,11 @@ def act_snapshots_incremental(groups: list[tuple["SnapshotAgent", list[np.random
     wt, bias, width = pool.stack()
     with torch.no_grad():
         core = groups[0][0].net.features.core(torch.as_tensor(obs, dtype=torch.float32))
-        if cache.x is None:
+        if cache.x is None or cache.x.shape[1] != core.shape[1] or cache.h.shape[1] != bias.shape[1]:
+            # the first use, or a pool reloaded with nets of another width: nothing to remember
             cache.x = torch.zeros(cache.rows, core.shape[1])
             cache.h = torch.zeros(cache.rows, bias.shape[1])
+            cache.serial.fill_(-1)
         lengths = torch.tensor([len(r) for _, r in groups])
         slot = torch.repeat_interleave(torch.tensor([a.slot for a, _ in groups]), lengths)
         serial = torch.repeat_interleave(torch.tensor([a.serial for a, _ in groups]), lengths)
@@ -374,8 +377,8 @@ class OpponentPool:
             each snapshot's layers answer its own rows whole, ``act_snapshots``).
 
     The stack (``stack()``): with ``stack`` and not ``bf16``, every snapshot whose net has card
-    features and a trunk layer (``ActorNet`` with ``features="cards"`` and ``trunk > 0``,
-    the default network) takes one of ``2 * max_snapshots`` slots, its trunk's weights
+    features and a trunk layer (``ActorNet`` with ``features`` ``"cards"`` or
+    ``"cards+jokers"`` and ``trunk > 0``, the default network) takes one of ``2 * max_snapshots`` slots, its trunk's weights
     copied there when it is added. A dropped snapshot keeps its slot while there are free
     ones, so the hands it was dealt into still go on incrementally; a new snapshot takes
     a free slot, else the slot of the snapshot dropped longest ago (whose remaining games,
@@ -478,7 +481,8 @@ class OpponentPool:
                 self.window = None
             if dropped.slot is not None:  # it keeps its slot for the hands in play while it can
                 self._retired.append(dropped.slot)
-        self._slot_in(agent)
+        if self.snapshots and self.snapshots[-1] is agent:  # kept (max_snapshots >= 1)
+            self._slot_in(agent)
 
     def rotate(self, rng: np.random.Generator) -> None:
         """Start a new window (``TrainConfig.snapshot_rotation``): until the next call, the

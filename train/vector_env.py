@@ -4,8 +4,8 @@ runners step (issue 26 item 3). Ray-free, so it is tested without Ray.
 ``SelfPlayVectorEnv`` steps ``num_envs`` games at once exactly as the SB3 backend's
 ``SelfPlayVecEnv`` does (the same object inside): the learner's observations of every game
 encoded in one ``encode_many`` into preallocated arrays, the opponents' moves round by
-round with the scripted ones on their rows and every snapshot's games in one forward pass
-(``act_snapshots``), the opponents drawn per seat per hand from an ``OpponentPool`` with
+round with the scripted ones on their rows and the snapshots' games together (their trunks
+incremental, ``act_snapshots_incremental``), the opponents drawn per seat per hand from an ``OpponentPool`` with
 the SB3 trainer's semantics. Only the learner's decisions are steps of the vector env, so
 RLlib samples, stores and trains on the learner's steps alone.
 """
