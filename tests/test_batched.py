@@ -4,6 +4,7 @@ and the shared-memory worker path gives the arrays of the in-process path."""
 from __future__ import annotations
 
 import copy
+import os
 from collections import deque
 
 import numpy as np
@@ -285,6 +286,9 @@ def test_shared_memory_workers_give_the_arrays_of_the_in_process_envs():
         wrong = np.array([int(np.flatnonzero(~m)[0]) for m in bad])
         with pytest.raises(ValueError, match=r"worker 0 \(games 0\.\.3\): game 0"):
             multi.step(wrong)
+        if hasattr(os, "SCHED_BATCH"):  # Linux: the workers are batch jobs, the learner is not
+            assert [os.sched_getscheduler(p.pid) for p in multi.procs] == [os.SCHED_BATCH] * 2
+            assert os.sched_getscheduler(0) != os.SCHED_BATCH
     finally:
         multi.close()
 
