@@ -444,3 +444,31 @@ def test_pipelined_rollout_samples_what_sb3s_loop_samples_in_any_order_of_the_wo
     finally:
         for env in envs:
             env.close()
+
+
+def test_each_game_owns_its_scripted_opponents():
+    """Every game plays its own copy of each scripted baseline with its own generator
+    (copied shallowly: the generator is the only state, and seeding replaces it), never
+    the pool's object or another game's; an agent with other state is copied deeply."""
+    from rummy_env.observation import SeededAgent
+
+    class Noted(SeededAgent):  # keeps a note of its own: must not be shared between games
+        def __init__(self):
+            super().__init__(0)
+            self.notes = []
+
+        def act(self, observation, action_mask):
+            self.notes.append(1)
+            return int(np.flatnonzero(action_mask)[0])
+
+    rules = Rules.make("classic")
+    pool = make_pool({"random": 0.5, "heuristic": 0.5}, 1, 0.5, seed=3)
+    pool.baselines["noted"] = Noted()
+    venv = SelfPlayVecEnv(rules, pool, n_envs=3, seed=5)
+    venv.reset()
+    for kind, base in pool.baselines.items():
+        copies = [g.own[kind] for g in venv.games]
+        assert all(type(c) is type(base) and c is not base and c._rng is not base._rng for c in copies)
+        assert len({id(c._rng) for c in copies}) == 3
+    notes = [g.own["noted"].notes for g in venv.games]
+    assert len({id(n) for n in notes}) == 3 and all(n is not pool.baselines["noted"].notes for n in notes)

@@ -35,7 +35,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env import engine
-from rummy_env.observation import Encoder, action_masks_into
+from rummy_env.observation import Encoder, SeededAgent, action_masks_into
 from rummy_env.table import Table
 from rummy_env.rules import Rules
 
@@ -159,13 +159,19 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
     # ---------------------------------------------------------------- game flow
     def _seed_game(self, g: _Game, ss: np.random.SeedSequence) -> None:
-        """The game's generator and its own copies of the pool's scripted baselines."""
+        """The game's generator and its own copies of the pool's scripted baselines (an
+        agent whose only state is the generator ``seed`` replaces, as the baselines', is
+        copied shallowly: a deep copy of its generator's state, thrown away at once, was
+        most of a reset's time)."""
         g.rng = np.random.default_rng(ss)
         kinds = sorted(self.pool.baselines)
         agent_seeds = ss.spawn(1)[0].generate_state(max(1, len(kinds)))
         g.own = {}
         for k, s in zip(kinds, agent_seeds):
-            a = copy.deepcopy(self.pool.baselines[k])
+            base = self.pool.baselines[k]
+            reseeded = isinstance(base, SeededAgent) and type(base).seed is SeededAgent.seed \
+                and vars(base).keys() <= {"_rng"}
+            a = copy.copy(base) if reseeded else copy.deepcopy(base)
             if hasattr(a, "seed"):
                 a.seed(int(s))
             g.own[k] = a
