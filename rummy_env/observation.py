@@ -747,6 +747,18 @@ class SeededAgent:
         """Reseed the agent's random generator (``None``: fresh entropy)."""
         self._rng = random.Random(seed)
 
+    def reseeded(self, seed: int | None = None) -> "SeededAgent":
+        """A copy of this agent playing from a new generator seeded ``seed`` (as ``seed``
+        does): a shallow copy when the generator is the agent's only state (what ``seed``
+        replaces, so its state need not be copied), else a deep copy (state of its own
+        stays its own). The batched training env gives every game such a copy."""
+        import copy
+
+        same_seed = type(self).seed is SeededAgent.seed
+        twin = copy.copy(self) if same_seed and vars(self).keys() <= {"_rng"} else copy.deepcopy(self)
+        twin.seed(seed)
+        return twin
+
 
 class RandomAgent(SeededAgent):
     """Plays a uniformly random legal action: the one random agent of the project

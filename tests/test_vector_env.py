@@ -129,20 +129,25 @@ def test_each_games_trajectory_is_the_sb3_envs_and_a_hands_end_is_next_step_auto
 
 
 def test_a_hands_reward_is_the_learners_payoff_in_points_times_the_scale():
+    """Game 0 is set to a position where the learner (seat 0, both seats melded earlier)
+    goes out by discarding KS; the opponent holds 9D 4C AH KC: 9 + 4 + 1 + 10 = 24 points
+    (RULES.md §5), so with ``reward_scale`` 0.5 its reward is 12.0, ``points`` 24 and
+    ``win`` 1; every other game's reward that step is 0 unless its hand ended, and then
+    it is 0.5 x its own payoff."""
+    from test_batched import ONE_MOVE
+
     rules = Rules.make("classic")
-    env = _vector(rules, 6, seed=3, reward_scale=0.5)
+    env = _vector(rules, 3, seed=3, reward_scale=0.5)
     obs, _ = env.reset()
-    rng = np.random.default_rng(0)
-    seen = 0
-    for _ in range(400):
-        acts = np.array([_pick(rng, m) if m.any() else 0 for m in obs["action_mask"]])
-        obs, r, term, _, infos = env.step(acts)
-        for i in np.flatnonzero(term):
-            assert r[i] == pytest.approx(0.5 * infos["points"][i])
-            assert infos["win"][i] == (1.0 if infos["points"][i] > 0 else 0.0)
-            seen += 1
-        assert (r[~term] == 0).all()
-    assert seen >= 3
+    g = env.games.games[0]
+    g.seat, g.state = 0, state_json.from_json(ONE_MOVE)
+    env.games._write_obs()  # the games' observations and masks, of the position set
+    acts = np.array([engine.action_id(g.state, "discard KS")]
+                    + [_pick(np.random.default_rng(0), m) for m in obs["action_mask"][1:]])
+    obs, r, term, _, infos = env.step(acts)
+    assert term[0] and r[0] == 12.0 and infos["points"][0] == 24 and infos["win"][0] == 1.0
+    for i in (1, 2):
+        assert r[i] == (0.5 * infos["points"][i] if term[i] else 0.0)
 
 
 def test_an_illegal_action_or_a_bad_batch_is_refused_and_changes_nothing():

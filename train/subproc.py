@@ -56,10 +56,10 @@ class SharedAgent:
 
 
 def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float, fixed: str = "",
-              bf16: bool = False, *, seed: int, stack: bool = True):
+              *, seed: int, stack: bool = True):
     """An ``OpponentPool`` with the scripted baselines (seeded) it needs, and the agent
     ``fixed`` (a ``make_agent`` spec, ``TrainConfig.fixed_opponent``) as the kind "fixed";
-    ``bf16``: its snapshots run in bfloat16, ``stack``: stacked (``OpponentPool``)."""
+    ``stack``: its snapshots stacked (``OpponentPool``; float32, as every training pool)."""
     from rummy_env.agents import BASELINES, make_agent
 
     from .pool import OpponentPool
@@ -68,7 +68,7 @@ def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float,
                  if weights.get(k, 0) > 0}
     if weights.get("fixed", 0) > 0:
         baselines["fixed"] = SharedAgent(make_agent(fixed, seed=seed + len(BASELINES)), fixed)
-    return OpponentPool(weights, max_snapshots, latest_prob, baselines, bf16=bf16, stack=stack)
+    return OpponentPool(weights, max_snapshots, latest_prob, baselines, stack=stack)
 
 
 class SharedBatch:
@@ -177,9 +177,8 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
     bool ``[n_envs, A]``, ``A = Table.of(rules).num_actions``), the step's arrays in shared memory (``SharedBatch``). Worker
     ``w`` plays games ``w * per .. (w + 1) * per - 1`` with the seed
     ``SeedSequence(seed).spawn(workers)[w]``, so the results are those of
-    ``SelfPlayVecEnv``s of ``per`` games with those seeds, side by side. ``bf16``: the
-    workers' snapshots run in bfloat16 (``OpponentPool``); ``Trainer`` leaves it off: float32
-    snapshots, stacked (``act_snapshots_incremental``). ``rotate_steps``: each worker's pool windows
+    ``SelfPlayVecEnv``s of ``per`` games with those seeds, side by side. The
+    workers' snapshots run in float32, stacked (``act_snapshots_incremental``). ``rotate_steps``: each worker's pool windows
     (``SelfPlayVecEnv``'s, with the worker's seed).
 
     Raises:
@@ -188,7 +187,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
-                 reward: str = "points", fixed: str = "", bf16: bool = False, rotate_steps: int = 0) -> None:
+                 reward: str = "points", fixed: str = "", rotate_steps: int = 0) -> None:
         table = Table.of(rules)
         n_act, dim = table.num_actions, table.obs_size
         super().__init__(n_envs, gym.spaces.Box(table.obs_low, np.inf, shape=(dim,), dtype=np.float32),
@@ -203,7 +202,7 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
             parent, child = ctx.Pipe()
             p = ctx.Process(target=_worker, daemon=True,
                             args=(child, rules.to_json(), self.per, seeds[w], reward_scale,
-                                  (weights, max_snapshots, latest_prob, fixed, bf16), reward,
+                                  (weights, max_snapshots, latest_prob, fixed), reward,
                                   (self.shared.raw, self.shared.args, w * self.per), rotate_steps))
             p.start()
             child.close()

@@ -159,19 +159,20 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
     # ---------------------------------------------------------------- game flow
     def _seed_game(self, g: _Game, ss: np.random.SeedSequence) -> None:
-        """The game's generator and its own copies of the pool's scripted baselines (an
-        agent whose only state is the generator ``seed`` replaces, as the baselines', is
-        copied shallowly: a deep copy of its generator's state, thrown away at once, was
-        most of a reset's time)."""
+        """The game's generator and its own copies of the pool's scripted baselines
+        (``SeededAgent.reseeded``: the baselines' only state is their generator, so a copy
+        need not copy it; a deep copy of it, thrown away at once, was most of a reset's
+        time)."""
         g.rng = np.random.default_rng(ss)
         kinds = sorted(self.pool.baselines)
         agent_seeds = ss.spawn(1)[0].generate_state(max(1, len(kinds)))
         g.own = {}
         for k, s in zip(kinds, agent_seeds):
             base = self.pool.baselines[k]
-            reseeded = isinstance(base, SeededAgent) and type(base).seed is SeededAgent.seed \
-                and vars(base).keys() <= {"_rng"}
-            a = copy.copy(base) if reseeded else copy.deepcopy(base)
+            if isinstance(base, SeededAgent):
+                g.own[k] = base.reseeded(int(s))
+                continue
+            a = copy.deepcopy(base)
             if hasattr(a, "seed"):
                 a.seed(int(s))
             g.own[k] = a
@@ -213,8 +214,10 @@ class SelfPlayVecEnv(BatchedVecEnv):
                 else:
                     scripted.append(g)
             # one order: the scripted games, the stacked snapshots' games, the other snapshots'
-            stacked = [ag for ag in groups.values() if self.pool.in_stack(ag[0])]
-            whole = [ag for ag in groups.values() if not self.pool.in_stack(ag[0])]
+            stacked: list[tuple[SnapshotAgent, list[_Game]]] = []
+            whole: list[tuple[SnapshotAgent, list[_Game]]] = []
+            for ag in groups.values():
+                (stacked if self.pool.in_stack(ag[0]) else whole).append(ag)
             k = len(scripted)
             for _, gs in stacked + whole:
                 scripted += gs
