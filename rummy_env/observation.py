@@ -35,6 +35,7 @@ The observation tables of docs/env.md are generated from ``layout(n, kind)`` (``
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from functools import lru_cache
 
 import numpy as np
@@ -424,6 +425,7 @@ class _Index:
         self.opp_has_melded = [self.rel[f"opp{k}_has_melded"] for k in range(1, n)]
         self.opp_score = [self.rel[f"opp{k}_score"] for k in range(1, n)]
         self.kind = kind
+        self.n = n
         self.num_actions = num_actions(kind)
         self.rum500 = "discard_depth" in start  # the layout has the 500 Rum pieces
         if self.rum500:
@@ -432,11 +434,34 @@ class _Index:
             self.opp_meld_points = [self.rel[f"opp{k}_meld_points"] for k in range(1, n)]
         self.variant = kind_layout(kind)
         self.start = start
+        # every scalar PlayerView reads from the first one on, by position (no dict lookups per view)
+        self.scalars = tuple(self.rel[name] for name in (
+            "is_mover", "phase", "stock_size", "recycles", "recycle_left", "turn", "has_melded", "score", "target"))
+        self.rules_lo, self.rules_hi = start["rule_aces"], start["rule_cards_dealt"] + 1
+        self.rules: dict[bytes, tuple] = {}  # the rule block's bytes -> its decoded rule attributes
+        # whether the layout has any deck-variant piece (else PlayerView sets their defaults at once)
+        self.has_variant = self.variant is not None or any(name in start for name in _VARIANT_PIECES)
+
+
+_VARIANT_PIECES = ("rule_around", "rule_two_decks", "hand_jokers", "upcard_joker", "drawn_joker", "discard_jokers",
+                   "table_jokers", "joker_layoff_set", "jokers_named", "hand_twice", "discard_below_twice",
+                   "table_twice", "opp1_known_jokers", "opp1_discarded_joker", "opp1_known_twice")
+"""Layout names of the deck-variant pieces ``PlayerView._decode_variant`` reads (any one present: a variant layout)."""
+
+_BIT_VALUES = np.left_shift(np.int64(1), np.arange(52, dtype=np.int64))
+"""``2**c`` for cards ``c`` 0..51: a card plane (booleans) times this is its 52-bit mask."""
+
+_RULES_CACHE_MAX = 4096
+"""Distinct rule blocks one ``_Index`` keeps decoded (a table has one; the cache is cleared past this)."""
 
 
 @lru_cache(maxsize=None)
 def _index(n: int, kind: str) -> _Index:
     return _Index(n, kind)
+
+
+_VIEW_INDEX: dict[tuple[int, int], _Index] = {}
+"""``(observation length, mask length) -> _Index`` of the tables views were built for."""
 
 
 def _view_table(dim: int, mask_len: int, obs_shape: tuple, mask_shape: tuple) -> tuple[int, str]:
@@ -460,6 +485,25 @@ def _view_table(dim: int, mask_len: int, obs_shape: tuple, mask_shape: tuple) ->
         ) from None
     raise ValueError(f"action_mask has shape {mask_shape}; expected ({num_actions(kind)},) for a {kind} table "
                      f"with an observation of length {obs_shape[0]}")
+
+
+def _decode_rules(s: list[float], r: dict[str, int]) -> tuple:
+    """The rule attributes of ``PlayerView`` (``aces`` .. ``cards_dealt``, in its ``__init__``'s
+    order) from the observation's scalars ``s`` (from ``is_mover`` on) and their positions ``r``."""
+    ra = r["rule_aces"]
+    rm = r["rule_max_recycles"]  # [unlimited, max_recycles / scale]
+    return (ACES_ORDER[0 if s[ra] > 0.5 else 1 if s[ra + 1] > 0.5 else 2],
+            11 if s[r["rule_ace_points_11"]] > 0.5 else 1,
+            s[r["rule_layoffs"]] > 0.5,
+            s[r["rule_must_discard"]] > 0.5,
+            int(round(s[r["rule_rummy_multiplier"]] * MULTIPLIER_SCALE)),
+            s[r["rule_rummy_needs_no_discard"]] > 0.5,
+            s[r["rule_penalty"]] > 0.5,
+            s[r["rule_turn_over"]] > 0.5,
+            None if s[rm] > 0.5 else int(round(s[rm + 1] * RECYCLE_SCALE)),
+            s[r["rule_on_request"]] > 0.5,
+            s[r["rule_lowest_deadwood"]] > 0.5,
+            int(round(s[r["rule_cards_dealt"]] * HAND_SCALE)))
 
 
 class PlayerView:
@@ -540,15 +584,15 @@ class PlayerView:
     def __init__(self, observation: np.ndarray, action_mask: np.ndarray) -> None:
         obs = np.asarray(observation)
         mask = np.asarray(action_mask)
-        dim = obs.shape[0] if obs.ndim == 1 else -1
-        n, kind = _view_table(dim, mask.shape[0] if mask.ndim == 1 else -1, obs.shape, mask.shape)
-        ix = _index(n, kind)
-        self.n = n
-        self.kind = kind
+        ix = _VIEW_INDEX.get((obs.shape[0] if obs.ndim == 1 else -1, mask.shape[0] if mask.ndim == 1 else -1))
+        if ix is None:
+            dim = obs.shape[0] if obs.ndim == 1 else -1
+            ix = _index(*_view_table(dim, mask.shape[0] if mask.ndim == 1 else -1, obs.shape, mask.shape))
+            _VIEW_INDEX[(dim, mask.shape[0])] = ix
+        n = self.n = ix.n
+        self.kind = ix.kind
         planes = ix.planes
-        bits = np.packbits(obs[: 52 * planes].reshape(planes, 52) > 0.5, axis=1, bitorder="little")
-        raw = bits.tobytes()
-        m = [int.from_bytes(raw[7 * i: 7 * i + 7], "little") for i in range(planes)]
+        m = ((obs[: 52 * planes].reshape(planes, 52) > 0.5) @ _BIT_VALUES).tolist()  # each plane's 52-bit mask
         p = ix.plane
         self.hand = m[p["hand"]]
         self.upcard = m[p["upcard"]].bit_length() - 1
@@ -561,32 +605,29 @@ class PlayerView:
         self.opp_discards = [m[i] for i in ix.opp_discards]
         s = obs[ix.first:].tolist()  # every scalar, indexed by ix.rel (name -> position)
         r = ix.rel
-        self.is_mover = s[r["is_mover"]] > 0.5
-        self.phase = 1 if s[r["phase"] + 1] > 0.5 else 0  # one-hot draw, play
-        self.stock_size = int(round(s[r["stock_size"]] * STOCK_SCALE))
-        self.recycles = int(round(s[r["recycles"]] * RECYCLE_SCALE))
-        self.recycle_left = s[r["recycle_left"]] > 0.5
-        self.turn_frac = s[r["turn"]]
-        self.has_melded = s[r["has_melded"]] > 0.5
-        self.score = s[r["score"]] * SCORE_SCALE
-        self.target = s[r["target"]] * SCORE_SCALE
+        i_mover, i_phase, i_stock, i_recycles, i_left, i_turn, i_melded, i_score, i_target = ix.scalars
+        self.is_mover = s[i_mover] > 0.5
+        self.phase = 1 if s[i_phase + 1] > 0.5 else 0  # one-hot draw, play
+        self.stock_size = int(round(s[i_stock] * STOCK_SCALE))
+        self.recycles = int(round(s[i_recycles] * RECYCLE_SCALE))
+        self.recycle_left = s[i_left] > 0.5
+        self.turn_frac = s[i_turn]
+        self.has_melded = s[i_melded] > 0.5
+        self.score = s[i_score] * SCORE_SCALE
+        self.target = s[i_target] * SCORE_SCALE
         self.opp_hand_size = [int(round(s[i] * HAND_SCALE)) for i in ix.opp_hand_size]
         self.opp_has_melded = [s[i] > 0.5 for i in ix.opp_has_melded]
         self.opp_score = [s[i] * SCORE_SCALE for i in ix.opp_score]
-        ra = r["rule_aces"]
-        self.aces = ACES_ORDER[0 if s[ra] > 0.5 else 1 if s[ra + 1] > 0.5 else 2]
-        self.ace_points = 11 if s[r["rule_ace_points_11"]] > 0.5 else 1
-        self.layoffs = s[r["rule_layoffs"]] > 0.5
-        self.must_discard = s[r["rule_must_discard"]] > 0.5
-        self.rummy_multiplier = int(round(s[r["rule_rummy_multiplier"]] * MULTIPLIER_SCALE))
-        self.rummy_needs_no_discard = s[r["rule_rummy_needs_no_discard"]] > 0.5
-        self.penalty = s[r["rule_penalty"]] > 0.5
-        self.turn_over = s[r["rule_turn_over"]] > 0.5
-        rm = r["rule_max_recycles"]  # [unlimited, max_recycles / scale]
-        self.max_recycles = None if s[rm] > 0.5 else int(round(s[rm + 1] * RECYCLE_SCALE))
-        self.on_request = s[r["rule_on_request"]] > 0.5
-        self.lowest_deadwood = s[r["rule_lowest_deadwood"]] > 0.5
-        self.cards_dealt = int(round(s[r["rule_cards_dealt"]] * HAND_SCALE))
+        key = obs[ix.rules_lo:ix.rules_hi].tobytes()
+        rules = ix.rules.get(key)
+        if rules is None:
+            rules = _decode_rules(s, r)
+            if len(ix.rules) >= _RULES_CACHE_MAX:
+                ix.rules.clear()
+            ix.rules[key] = rules
+        (self.aces, self.ace_points, self.layoffs, self.must_discard, self.rummy_multiplier,
+         self.rummy_needs_no_discard, self.penalty, self.turn_over, self.max_recycles, self.on_request,
+         self.lowest_deadwood, self.cards_dealt) = rules
         if ix.rum500:
             self.melds_scoring = s[r["rule_melds"]] > 0.5
             self.dig = s[r["rule_dig"]] > 0.5
@@ -612,34 +653,36 @@ class PlayerView:
             self.bound = -1
             self.meld_points = 0.0
             self.opp_meld_points = [0.0] * (n - 1)
-        self._decode_variant(obs, ix)
-        legal = np.flatnonzero(mask).tolist()
+        if ix.has_variant:
+            self._decode_variant(obs, ix)
+        else:  # a standard or plain 500 Rum table: every deck-variant piece is 0, False or empty
+            self.variant = None
+            self.around = self.two_decks = False
+            self.max_jokers = self.hand_jokers = self.discard_jokers = 0
+            self.table_jokers = self.joker_layoff_set = self.joker_layoff_low = self.joker_layoff_high = 0
+            self.jokers_named = self.hand_twice = self.discard_below_twice = self.table_twice = 0
+            self.opp_known_jokers = [0] * (n - 1)
+            self.opp_discarded_joker = [False] * (n - 1)
+            self.opp_known_twice = [0] * (n - 1)
+        legal = mask.nonzero()[0].tolist()
         self.legal = legal
         if ix.variant is not None:
             self._classify_variant(legal, ix.variant)
             return
-        self.can_draw_stock = self.can_draw_discard = False
+        # the ids are sorted and each kind is one range of them: draws, discards, melds, lay-offs, digs
+        i1 = bisect_left(legal, DISCARD_BASE)
+        i2 = bisect_left(legal, MELD_BASE, i1)
+        i3 = bisect_left(legal, LAYOFF_BASE, i2)
+        i4 = bisect_left(legal, DIG_BASE, i3)
+        self.can_draw_stock = i1 > 0 and legal[0] == DRAW_STOCK
+        self.can_draw_discard = i1 > 0 and legal[i1 - 1] == DRAW_DISCARD
         disc = 0
-        melds: list[int] = []
-        lays: list[int] = []
-        digs: list[int] = []
-        for a in legal:
-            if a >= DIG_BASE:
-                digs.append(a)
-            elif a >= LAYOFF_BASE:
-                lays.append(a)
-            elif a >= MELD_BASE:
-                melds.append(a)
-            elif a >= DISCARD_BASE:
-                disc |= 1 << (a - DISCARD_BASE)
-            elif a == DRAW_STOCK:
-                self.can_draw_stock = True
-            elif a == DRAW_DISCARD:
-                self.can_draw_discard = True
+        for a in legal[i1:i2]:
+            disc |= 1 << (a - DISCARD_BASE)
         self.discardable = disc
-        self.meld_actions = melds
-        self.layoff_actions = lays
-        self.dig_actions = digs
+        self.meld_actions = legal[i2:i3]
+        self.layoff_actions = legal[i3:i4]
+        self.dig_actions = legal[i4:]
         self.joker_as_actions = []
 
     def _decode_variant(self, obs: np.ndarray, ix: "_Index") -> None:

@@ -69,6 +69,22 @@ def test_view_decodes_the_declared_layout():
     assert v.drawn == -1
 
 
+def test_views_of_one_table_under_two_rule_sets_each_read_their_own_rules():
+    """PlayerView keeps the rules it decoded per table, keyed by the observation's rule
+    block: two rule sets of one table (same lengths) decoded in turn each read back their own."""
+    hands = [["2C", "3C", "5D", "5H", "8H", "KS", "4S", "6S", "7C", "9D", "TD"], ["AH", "AS", "AD", "QH", "QS", "QD", "JH"]]
+    other = Rules.preset("classic", aces="high", ace_points=11, layoffs=False, max_recycles=None).to_json()
+    _, obs_a, mask_a = observe(position(hands, melds=[["KC", "KD", "KH"]], discard=["2S", "3S"], has_melded=[False, True]))
+    _, obs_b, mask_b = observe(position(hands, melds=[["KC", "KD", "KH"]], discard=["2S", "3S"], has_melded=[False, True],
+                                        rules=other))
+    assert obs_a.shape == obs_b.shape and not np.array_equal(obs_a, obs_b)
+    for _ in range(2):
+        a, b = PlayerView(obs_a, mask_a), PlayerView(obs_b, mask_b)
+        assert (a.aces, a.ace_points, a.layoffs, a.max_recycles) == ("low", 1, True, 1)
+        assert (b.aces, b.ace_points, b.layoffs, b.max_recycles) == ("high", 11, False, None)
+        assert a.hand == b.hand == mask_of(parse_cards(hands[0]))
+
+
 def test_view_rejects_bad_shapes():
     with pytest.raises(ValueError, match="observation has shape"):
         PlayerView(np.zeros(100, np.float32), np.zeros(NUM_ACTIONS, np.int8))
