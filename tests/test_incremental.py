@@ -273,8 +273,8 @@ def test_snapshots_added_mid_hand_play_the_moves_of_the_whole_forward_pass(prese
 def test_kept_features_hold_negative_values_and_fall_back_when_an_int8_cannot():
     """At a two-deck table a card can be seen twice, so some card features are negative:
     the buffer keeps them exactly (int8), and the network's output from a sample equals its
-    output from the observation. A value an int8 cannot hold (a fraction) makes the
-    rollout keep none: its samples are the observations alone."""
+    output from the observation. A value an int8 cannot hold (a fraction, 300, NaN) makes
+    the rollout keep none: its samples are the observations alone."""
     import gymnasium as gym
 
     from rummy_env import engine
@@ -298,18 +298,20 @@ def test_kept_features_hold_negative_values_and_fall_back_when_an_int8_cannot():
             engine.apply(st, acts[rng.integers(len(acts))])
     assert len(rows) == 4
     obs = np.stack(rows)
-    for how in ("rollout", "get", "fraction"):
+    for how in ("rollout", "get", "fraction", "too large", "nan"):
         buf = FixedFeaturesRolloutBuffer(1, space, gym.spaces.Discrete(table.num_actions), "cpu", n_envs=4,
                                          features=fx)
-        kept = {"rollout": fx.fixed(torch.as_tensor(obs)), "get": None,
-                "fraction": fx.fixed(torch.as_tensor(obs)) + 0.5}[how]
+        feats = fx.fixed(torch.as_tensor(obs))
+        kept = {"rollout": feats, "get": None, "fraction": feats + 0.5,
+                "too large": feats.index_put((torch.tensor(1), torch.tensor(3)), torch.tensor(300.0)),
+                "nan": feats.index_put((torch.tensor(2), torch.tensor(0)), torch.tensor(float("nan")))}[how]
         buf.add(obs, np.zeros((4, 1)), np.zeros(4), np.zeros(4), torch.zeros(4), torch.zeros(4),
                 action_masks=np.ones((4, table.num_actions), bool), fixed=kept)
         buf.compute_returns_and_advantage(torch.zeros(4), np.zeros(4))
         sample = next(buf.get(4))
         order = torch.as_tensor(obs)[[int(np.flatnonzero((obs == r).all(1))[0]) for r in sample.observations[:, :table.obs_size].numpy()]]
         with torch.no_grad():
-            if how == "fraction":
+            if how in ("fraction", "too large", "nan"):
                 assert not buf.exact and sample.observations.shape == (4, table.obs_size)
             else:
                 assert buf.exact and sample.observations[:, table.obs_size:].min() < 0

@@ -167,11 +167,13 @@ class FixedFeaturesRolloutBuffer(MaskableRolloutBuffer):
         super().reset()
 
     def _store(self, pos: int, x: torch.Tensor) -> None:
-        b = x.to(torch.int8)
-        if not torch.equal(b.float(), x.float()):
+        xs = x.detach().float().numpy()
+        with np.errstate(invalid="ignore"):  # NaN or out of range: caught by the comparison
+            b = xs.astype(np.int8)
+        if not np.equal(b, xs, casting="unsafe").all():  # (numpy: half the time of torch's to + equal)
             self.exact = False
             return
-        self.fixed[pos] = b.numpy().reshape(self.n_envs, self.extra)
+        self.fixed[pos] = b.reshape(self.n_envs, self.extra)
         self.has_fixed[pos] = True
 
     def add(self, *args, fixed: Optional[torch.Tensor] = None, **kwargs) -> None:  # noqa: D102 (SB3's)
