@@ -85,7 +85,8 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true",
                    help="run a real run (snapshot and scripted opponents, evaluations: eval_every defaults to "
                         "half the timesteps) under cProfile, per worker count, and report the share of wall "
-                        "time of each part (engine, observation, inference, PPO update, ...)")
+                        "time of each part (engine, observation, inference, PPO update, ...); with --full-pool "
+                        "the pool starts full")
 
 
 PROFILE_GROUPS = {
@@ -154,12 +155,14 @@ def env_groups(stats: dict) -> dict[str, float]:
 
 
 def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
-                top: int = 0) -> dict[str, Any]:
+                top: int = 0, full_pool: bool = False) -> dict[str, Any]:
     """Train for ``timesteps`` as a real run does (the config's opponent pool, snapshots
     from step 0, evaluations at step 0 (the learning curve's first point) and every
     ``eval_every`` steps: default half of ``timesteps``; no warm start, no checkpoints) under cProfile and return where the wall time went.
+    ``full_pool``: the pool starts full, as for ``measure`` (a long real run's steady state).
 
-    The learner process is profiled except during ``model.train`` and
+    The clock starts once the workers are up (their start-up, about a second once per
+    run, is not profiled). The learner process is profiled except during ``model.train`` and
     ``Trainer.evaluate``, which are timed by the clock (``ppo_update``, ``evaluation``).
     With ``workers > 1`` each worker profiles its own env work; the learner's wait in
     ``step_wait``/``step_part_wait``/``ready_workers``/``reset`` is split into the workers' busy time (the busiest worker's,
@@ -168,7 +171,8 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
 
     Returns ``{"workers", "timesteps", "wall_s", "timesteps_per_s", "seconds": {group: s},
     "shares": {group: share of wall}, "accounted": sum of shares, "worker_busy_s": [...],
-    "top": [(function, self seconds), ...]}`` (groups: ``PROFILE_GROUPS``).
+    "other_in_workers_s": the part of ``other`` on the workers' critical path (0 without workers),
+    "full_pool", "pool_size": snapshots in the pool at the end, "top": [(function, self seconds), ...]}`` (groups: ``PROFILE_GROUPS``).
     """
     import cProfile
     import pstats
@@ -184,6 +188,8 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
                                             warmstart_decisions=0), **extra})
         t = Trainer(cfg, verbose=0)
         model, venv = t.model, t.venv
+        if full_pool:
+            _fill_pool(t, cfg)
         prof = cProfile.Profile()
         clock = {"ppo_update": 0.0, "evaluation": 0.0}
 
@@ -205,6 +211,9 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
         t.evaluate = unprofiled("evaluation", t.evaluate)
         multi = hasattr(venv, "start_profile")
         if multi:
+            # the workers' start-up (spawning, imports: about a second, once per run) before the
+            # clock: the profile is of the run's steady state, which a real run spends its time in
+            venv.reset()
             venv.start_profile()
         t0 = time.perf_counter()
         prof.enable()
@@ -235,10 +244,12 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
         for g, v in tot.items():  # the critical path, in the proportions of the workers' busy time
             sec[g] = crit * v / all_busy if all_busy else 0.0
         # whatever the workers did outside the four groups (SelfPlayVecEnv's own loops)
-        sec["other"] += crit - sum(sec[g] for g in tot)
+        other_in_workers = crit - sum(sec[g] for g in tot)
+        sec["other"] += other_in_workers
         sec["transfer"] = waited - crit
         in_learner = sec["learner_inference"] + waited
     else:
+        other_in_workers = 0.0
         sec.update(env_groups(stats))
         in_learner = sum(sec[g] for g in ("learner_inference", "engine", "observation", "opponent_inference",
                                           "scripted"))
@@ -247,7 +258,8 @@ def profile_run(workers: int, timesteps: int, n_envs: int, rules: str, extra: di
     result = {"workers": workers, "n_envs": n_envs, "timesteps": steps, "wall_s": wall,
               "timesteps_per_s": steps / wall, "seconds": sec, "shares": shares,
               "accounted": sum(shares.values()), "worker_busy_s": busy,
-              "evaluations": len(t.state["eval_history"])}
+              "evaluations": len(t.state["eval_history"]),
+              "other_in_workers_s": other_in_workers, "full_pool": full_pool, "pool_size": len(t.pool.snapshots)}
     if top:
         ranked = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
         result["top"] = [(f"{Path(k[0]).name}:{k[1]}({k[2]})", v[2]) for k, v in ranked]
@@ -280,6 +292,15 @@ def _timed(timer: dict[str, float], name: str, fn: Any) -> Any:
     return wrapper
 
 
+def _fill_pool(t: Any, cfg: Any) -> None:
+    """The steady state of a long run: every snapshot slot of ``t``'s (a ``Trainer``) pool
+    taken, each by its own net (a copy of the policy's)."""
+    from rummy_env.train.pool import ActorNet
+
+    for _ in range(cfg.max_snapshots):
+        t._add_snapshot_net(ActorNet.from_policy(t.model.policy), 0)
+
+
 def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[str, Any],
             snapshots: bool = False, full_pool: bool = False) -> dict[str, Any]:
     """Train for ``timesteps`` and return the timing breakdown (seconds and shares).
@@ -300,11 +321,8 @@ def measure(workers: int, timesteps: int, n_envs: int, rules: str, extra: dict[s
                                      **extra})
         t = Trainer(cfg, verbose=0)
         model, venv = t.model, t.venv
-        if full_pool:  # the steady state of a long run: every snapshot slot taken, each its own net
-            from rummy_env.train.pool import ActorNet
-
-            for _ in range(cfg.max_snapshots):
-                t._add_snapshot_net(ActorNet.from_policy(model.policy), 0)
+        if full_pool:
+            _fill_pool(t, cfg)
         timer = {"env": 0.0, "update": 0.0, "rollout": 0.0}
 
         def timed(name, fn):
@@ -448,7 +466,8 @@ def run(args: argparse.Namespace) -> int:
                              "RLlib's iteration parts (sampling, update, weights' broadcast)")
         for w in args.workers or [1, 2]:
             print(f"profiling {args.timesteps:,} timesteps with {w} worker(s) ...", flush=True)
-            rows.append(profile_run(w, args.timesteps, n_envs, args.rules, extra, top=15))
+            rows.append(profile_run(w, args.timesteps, n_envs, args.rules, extra, top=15,
+                                    full_pool=getattr(args, "full_pool", False)))
         print_profile(rows)
         if args.json:
             with open(args.json, "w") as fh:
