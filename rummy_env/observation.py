@@ -438,7 +438,7 @@ class _Index:
         self.scalars = tuple(self.rel[name] for name in (
             "is_mover", "phase", "stock_size", "recycles", "recycle_left", "turn", "has_melded", "score", "target"))
         self.rules_lo, self.rules_hi = start["rule_aces"], start["rule_cards_dealt"] + 1
-        self.rules: dict[bytes, tuple] = {}  # the rule block's bytes -> its decoded rule attributes
+        self.rules: dict[tuple, tuple] = {}  # the rule block's values -> its decoded rule attributes
         # whether the layout has any deck-variant piece (else PlayerView sets their defaults at once)
         self.has_variant = self.variant is not None or any(name in start for name in _VARIANT_PIECES)
 
@@ -618,7 +618,7 @@ class PlayerView:
         self.opp_hand_size = [int(round(s[i] * HAND_SCALE)) for i in ix.opp_hand_size]
         self.opp_has_melded = [s[i] > 0.5 for i in ix.opp_has_melded]
         self.opp_score = [s[i] * SCORE_SCALE for i in ix.opp_score]
-        key = obs[ix.rules_lo:ix.rules_hi].tobytes()
+        key = tuple(s[ix.rules_lo - ix.first:ix.rules_hi - ix.first])  # the values (not bytes: any dtype)
         rules = ix.rules.get(key)
         if rules is None:
             rules = _decode_rules(s, r)

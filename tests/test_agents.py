@@ -83,6 +83,18 @@ def test_views_of_one_table_under_two_rule_sets_each_read_their_own_rules():
         assert (a.aces, a.ace_points, a.layoffs, a.max_recycles) == ("low", 1, True, 1)
         assert (b.aces, b.ace_points, b.layoffs, b.max_recycles) == ("high", 11, False, None)
         assert a.hand == b.hand == mask_of(parse_cards(hands[0]))
+    # the cache keys on the values, not the bytes: an int32 rule block of 1s and a float32 one
+    # with the same bytes (1.4e-45 each) decode as their own values
+    from rummy_env.table import offsets
+
+    lo, hi = offsets(2)["rule_aces"].start, offsets(2)["rule_cards_dealt"].stop
+    obs_i = obs_a.astype(np.int32)
+    obs_i[lo:hi] = 1
+    obs_f = obs_a.copy()
+    obs_f[lo:hi] = np.ones(hi - lo, np.int32).view(np.float32)
+    i, f = PlayerView(obs_i, mask_a), PlayerView(obs_f, mask_a)
+    assert (i.aces, i.ace_points, i.layoffs, i.max_recycles) == ("low", 11, True, None)
+    assert (f.aces, f.ace_points, f.layoffs, f.max_recycles) == ("either", 1, False, 0)
 
 
 def test_view_rejects_bad_shapes():
