@@ -170,7 +170,7 @@ class FixedFeaturesRolloutBuffer(MaskableRolloutBuffer):
         xs = x.detach().float().numpy()
         with np.errstate(invalid="ignore"):  # NaN or out of range: caught by the comparison
             b = xs.astype(np.int8)
-        if not np.equal(b, xs, casting="unsafe").all():  # (numpy: half the time of torch's to + equal)
+        if not np.equal(b, xs).all():  # compared as float32 (numpy: half the time of torch's to + equal)
             self.exact = False
             return
         self.fixed[pos] = b.reshape(self.n_envs, self.extra)
