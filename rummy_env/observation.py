@@ -34,6 +34,7 @@ The observation tables of docs/env.md are generated from ``layout(n, kind)`` (``
 """
 from __future__ import annotations
 
+import copy
 import random
 from bisect import bisect_left
 from functools import lru_cache
@@ -794,11 +795,12 @@ class SeededAgent:
         """A copy of this agent playing from a new generator seeded ``seed`` (as ``seed``
         does): a shallow copy when the generator is the agent's only state (what ``seed``
         replaces, so its state need not be copied), else a deep copy (state of its own
-        stays its own). The batched training env gives every game such a copy."""
-        import copy
-
-        same_seed = type(self).seed is SeededAgent.seed
-        twin = copy.copy(self) if same_seed and vars(self).keys() <= {"_rng"} else copy.deepcopy(self)
+        stays its own; an agent with ``__slots__`` is copied deeply). The batched training env
+        gives every game such a copy."""
+        state = getattr(self, "__dict__", None)
+        only_rng = (type(self).seed is SeededAgent.seed and state is not None and state.keys() <= {"_rng"}
+                    and all(not getattr(c, "__slots__", ()) for c in type(self).__mro__))
+        twin = copy.copy(self) if only_rng else copy.deepcopy(self)
         twin.seed(seed)
         return twin
 

@@ -472,3 +472,27 @@ def test_each_game_owns_its_scripted_opponents():
         assert len({id(c._rng) for c in copies}) == 3
     notes = [g.own["noted"].notes for g in venv.games]
     assert len({id(n) for n in notes}) == 3 and all(n is not pool.baselines["noted"].notes for n in notes)
+
+
+def test_reseeded_copies_share_nothing_but_what_seed_replaces():
+    """``SeededAgent.reseeded``: the copy plays the stream of its new seed (the same moves
+    as the agent seeded so); an agent with state besides its generator, or with
+    ``__slots__``, is copied deeply, so that state is its own."""
+    import random
+
+    from rummy_env.observation import SeededAgent
+
+    class Slotted(SeededAgent):
+        __slots__ = ("_rng", "notes")
+
+        def __init__(self):
+            self._rng = random.Random(0)
+            self.notes = []
+
+    base = Slotted()
+    twin = base.reseeded(7)
+    assert twin is not base and twin.notes is not base.notes
+    assert twin._rng.random() == random.Random(7).random()
+    r = make_pool({"random": 1.0}, 1, 0.5, seed=0).baselines["random"]
+    c = r.reseeded(11)
+    assert c is not r and c._rng is not r._rng and c._rng.random() == random.Random(11).random()
