@@ -1,0 +1,77 @@
+"""The recorded experiments of experiments/ (issue 25, session 23) still run: the guided
+search with guide rollouts plays legal moves and plays hands out; the value targets are
+the softmax the docs give; the expert-iteration config is a valid config."""
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from extras import needs
+
+from rummy_env import engine
+from rummy_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_guide_rollouts_play_every_hand_out_and_the_agent_plays_legal_moves():
+    needs("sb3_contrib")
+    from rummy_env import rummy_v0
+    from rummy_env.agents.shipped import load_policy
+
+    mod = _module("issue25_guide_rollouts")
+    rules = Rules.preset("classic")
+    states = [engine.new_game(rules, seed=s) for s in range(3)]
+    pays = mod.guide_rollouts(states, load_policy("pretrained"))
+    assert all(s.hand_over for s in states)
+    assert pays == [float(s.payoffs[0]) for s in states]
+    assert all(s.payoffs[0] == -s.payoffs[1] for s in states)  # a 2-player hand is zero-sum (RULES.md §5)
+    agent = mod.GuideRolloutSearch(0, samples=2, guide="pretrained")
+    env = rummy_v0.env()
+    env.reset(seed=1)
+    for _ in range(12):
+        o, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        a = agent.act(o["observation"], o["action_mask"])
+        assert o["action_mask"][a] == 1
+        env.step(a)
+
+
+def test_value_targets_are_the_softmax_of_the_values_over_the_temperature():
+    mod = _module("issue25_value_targets")
+    res = [(2, {2: 0.0, 3: 5.0}), (4, {4: 1.0}), (5, {})]
+    tgt, has = mod.targets(res, 3, 10, temperature=5.0)
+    e = math.e
+    assert tgt[0, 2] == pytest.approx(1 / (1 + e)) and tgt[0, 3] == pytest.approx(e / (1 + e))
+    assert tgt[0].sum() == pytest.approx(1.0) and not tgt[1:].any()
+    assert has.tolist() == [True, False, False]
+
+
+def test_the_expert_iteration_config_is_a_valid_config():
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig.from_toml(ROOT / "issue25_ei_guided.toml")
+    assert cfg.warmstart_teacher == "search:guide=pretrained" and cfg.init_policy == "pretrained"
+    assert (cfg.warmstart_dagger_rounds, cfg.warmstart_dagger_decisions, cfg.warmstart_dagger_epochs) == (1, 60000, 3)
+
+
+@pytest.mark.slow
+def test_the_value_target_script_writes_a_policy(tmp_path):
+    needs("sb3_contrib")
+    mod = _module("issue25_value_targets")
+    out = tmp_path / "p.zip"
+    mod.main(["--positions", "300", "--workers", "1", "--out", str(out),
+              "--policy", str(ROOT.parent / "agents" / "pretrained" / "policy.zip")])
+    assert out.is_file()
