@@ -244,6 +244,96 @@ def test_games_ending_at_different_steps_stay_in_step():
     assert g1.length == 1 and g0.length == 0  # learner decisions of the current hand
 
 
+@pytest.mark.parametrize("reward,hand_part", [("match", 0.0), ("points+match", 0.24)])
+def test_match_episodes_carry_the_totals_and_reward_the_match_result(reward, hand_part):
+    """``reward="match"`` (RULES.md §7, target 100 heads-up): game 0's learner goes out for
+    24 points at 0-0, so the match goes on: reward 0, no end, the next hand dealt at once
+    with the totals 24-0, the deal passed left (the dealer moves from seat 1 to seat 0, so
+    seat 1 leads and the learner moves after it), the same seat and opponent.
+    Game 1's learner goes out for 24 at 90-30: 114 reaches the target, it wins the match:
+    reward +1, the episode ends with the match's info, and a new match is dealt. Under
+    "points+match" each of those hands also pays its points (24 x 0.01)."""
+    rules = Rules.make("classic")
+    pool = make_pool({"greedy": 1.0}, 1, 0.5, seed=0)
+    venv = SelfPlayVecEnv(rules, pool, n_envs=2, seed=2, reward=reward)
+    venv.reset()
+    for i, scores in ((0, [0, 0]), (1, [90, 30])):
+        g = venv.games[i]
+        g.seat, g.state = 0, state_json.from_json(ONE_MOVE)
+        g.state.scores = scores
+    opp0 = venv.games[0].opps[1]
+    acts = np.array([engine.action_id(g.state, "discard KS") for g in venv.games])
+    obs, rew, done, infos = venv.step(acts)
+    assert rew.tolist() == [pytest.approx(hand_part), pytest.approx(1.0 + hand_part)]
+    assert done.tolist() == [False, True]
+    g0 = venv.games[0]
+    assert infos[0] == {}
+    assert g0.state.scores == [24, 0] and g0.state.hand_number == 1 and g0.state.dealer == 0
+    assert g0.seat == 0 and g0.opps[1] is opp0 and g0.points == 24 and g0.length == 1
+    assert not g0.state.hand_over and g0.state.current == 0
+    assert g0.state.hands[0].bit_count() == 10 and len(g0.state.stock) in (30, 31)
+    assert obs[0].tobytes() == Encoder(2).encode(g0.state, 0).tobytes()  # the totals are in it
+    info = infos[1]
+    assert info["episode"] == {"r": pytest.approx(1.0 + hand_part), "l": 1}
+    assert info["win"] == 1.0 and info["points"] == 24
+    assert info["hands"] == 1 and info["outcome"] == "out" and "TimeLimit.truncated" not in info
+    g1 = venv.games[1]
+    assert g1.state.scores == [0, 0] and g1.state.hand_number == 0 and g1.points == 0
+
+
+def test_match_episodes_of_greedy_play_end_only_with_a_total_at_the_target():
+    """A greedy learner against greedy and heuristic opponents, ``reward="match"``: every
+    step's reward is 0 but the last of a match; a match ends (heads-up, standard scoring:
+    the hand's winner scores what the loser pays, RULES.md §5, §7) with +1 when the
+    learner's payoffs over the match sum above 0, -1 below, 0 at a tie; the learner keeps
+    its seat through the match's hands."""
+    from rummy_env.agents import GreedyAgent
+
+    rules = Rules.make("classic")
+    venv = SelfPlayVecEnv(rules, make_pool({"greedy": 0.5, "heuristic": 0.5}, 1, 0.5, seed=0), n_envs=6, seed=5,
+                          reward="match")
+    obs = venv.reset()
+    learner = GreedyAgent(seed=0)
+    seats = [g.seat for g in venv.games]
+    results = []
+    for _ in range(600):
+        acts = np.array([learner.act(o, m) for o, m in zip(obs, venv.action_masks().astype(np.int8))])
+        obs, rew, done, infos = venv.step(acts)
+        for i, g in enumerate(venv.games):
+            if not done[i]:
+                assert rew[i] == 0.0 and g.seat == seats[i]
+                continue
+            assert rew[i] == float(np.sign(infos[i]["points"])) == infos[i]["episode"]["r"]
+            assert infos[i]["win"] == (1.0 if rew[i] > 0 else 0.0)
+            results.append((float(rew[i]), infos[i]["hands"]))
+            seats[i] = g.seat
+    assert len(results) >= 5
+    assert {r for r, _ in results} >= {1.0, -1.0} and max(h for _, h in results) > 1
+
+
+def test_a_match_undecided_after_max_hands_is_truncated_without_a_result(monkeypatch):
+    """``MAX_HANDS`` set to 1: game 0's learner goes out for 24 at 0-0 (the match is not
+    decided, RULES.md §7), so the episode ends truncated (SB3's ``TimeLimit.truncated``,
+    the ended hand's terminal observation) with no match result: reward 0, win 0."""
+    import rummy_env.train.vec_env as vec_env_module
+
+    monkeypatch.setattr(vec_env_module, "MAX_HANDS", 1)
+    venv = SelfPlayVecEnv(Rules.make("classic"), make_pool({"greedy": 1.0}, 1, 0.5, seed=0), n_envs=1, seed=2,
+                          reward="match")
+    venv.reset()
+    g = venv.games[0]
+    g.seat, g.state = 0, state_json.from_json(ONE_MOVE)
+    final = g.state.copy()
+    engine.apply(final, engine.action_id(final, "discard KS"))
+    _, rew, done, infos = venv.step(np.array([engine.action_id(g.state, "discard KS")]))
+    assert rew.tolist() == [0.0] and done.tolist() == [True]
+    info = infos[0]
+    assert info["TimeLimit.truncated"] is True and info["hands"] == 1 and info["win"] == 0.0
+    assert info["points"] == 24 and info["episode"] == {"r": 0.0, "l": 1}
+    assert info["terminal_observation"].tobytes() == Encoder(2).encode(final, 0).tobytes()
+    assert venv.games[0].state.scores == [0, 0]  # a new match was dealt
+
+
 def test_shared_memory_workers_give_the_arrays_of_the_in_process_envs():
     """Two worker processes over shared memory against two in-process envs with the
     workers' seeds and pools, stepped with the same actions: the same observations,

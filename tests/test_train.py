@@ -142,10 +142,36 @@ def test_hand_rewards_points_and_win():
     np.testing.assert_array_equal(hand_rewards(three, "win"), [-1, 1, -1])
     void = SimpleNamespace(payoffs=[0, 0], result={"winner": None})
     np.testing.assert_array_equal(hand_rewards(void, "win"), [0, 0])
-    with pytest.raises(ValueError, match="reward must be one of points, win"):
+    with pytest.raises(ValueError, match="reward must be one of points, win, match, points[+]match"):
         hand_rewards(st, "score")
-    with pytest.raises(ValueError, match="reward must be points or win"):
+    with pytest.raises(ValueError, match="reward must be one of points, win, match, points[+]match"):
         TrainConfig.from_dict({"reward": "score"})
+    # "match": 24 points at 0-0 decide nothing (target 100, RULES.md §7): 0 for both
+    np.testing.assert_array_equal(hand_rewards(st, "match"), [0, 0])
+    np.testing.assert_allclose(hand_rewards(st, "points+match", 0.01), [0.24, -0.24])  # the hand's points
+    assert TrainConfig.from_dict({"reward": "match"}).reward == "match"
+
+
+def test_the_match_reward_is_the_match_result():
+    """RULES.md §7 (as RummyEnv(episode="match") rewards it, engine.match_payoffs): the
+    winner +1, the others -1; a match won by k seats of n shares n - k among them."""
+    from types import SimpleNamespace
+
+    from rummy_env.train.rewards import hand_rewards
+
+    # the 24-point hand of test_hand_rewards_points_and_win at 80-95: seat 0 reaches 104
+    st = state_json.from_json(_going_out_position())
+    st.scores = [80, 95]
+    engine.apply(st, engine.action_id(st, "meld 4H 5H 6H"))
+    engine.apply(st, engine.action_id(st, "discard KS"))
+    assert st.scores == [104, 95] and st.match_over
+    np.testing.assert_array_equal(hand_rewards(st, "match"), [1, -1])
+    np.testing.assert_allclose(hand_rewards(st, "points+match", 0.01), [1.24, -1.24])
+    three = SimpleNamespace(rules=SimpleNamespace(num_players=3), payoffs=[5, -5, 0], match_over=True,
+                            match_winners=[0, 2])
+    np.testing.assert_array_equal(hand_rewards(three, "match"), [0.5, -1, 0.5])
+    tie = SimpleNamespace(rules=SimpleNamespace(num_players=2), payoffs=[0, 0], match_over=True, match_winners=[0, 1])
+    np.testing.assert_array_equal(hand_rewards(tie, "match", reward_scale=7.0), [0, 0])
 
 
 def test_opponent_pool_sampling():

@@ -52,7 +52,8 @@ def test_spaces_and_the_first_observations_are_each_learners_view():
     assert obs["observation"] is not env.games.obs  # a copy
 
 
-@pytest.mark.parametrize("preset,n,reward", [("classic", 2, "points"), ("turnover", 3, "win"), ("rum500", 2, "points")])
+@pytest.mark.parametrize("preset,n,reward", [("classic", 2, "points"), ("turnover", 3, "win"), ("rum500", 2, "points"),
+                                                ("classic", 2, "match")])
 def test_each_games_trajectory_is_the_sb3_envs_and_a_hands_end_is_next_step_autoreset(preset, n, reward):
     """Both envs from one seed, each game's moves from its own generator: the vector env
     gives per game the SB3 env's observations, masks, rewards and ends of hands; the
@@ -148,6 +149,30 @@ def test_a_hands_reward_is_the_learners_payoff_in_points_times_the_scale():
     assert term[0] and r[0] == 12.0 and infos["points"][0] == 24 and infos["win"][0] == 1.0
     for i in (1, 2):
         assert r[i] == (0.5 * infos["points"][i] if term[i] else 0.0)
+
+
+def test_a_match_reward_goes_on_after_a_hand_and_a_cut_match_is_truncated(monkeypatch):
+    """``reward="match"``: the learner's 24-point hand at 0-0 decides nothing (target 100,
+    RULES.md §7), so the game goes on in the next hand (reward 0, neither terminated nor
+    truncated); with ``MAX_HANDS`` 1 the same step truncates the match instead."""
+    import rummy_env.train.vec_env as vec_env_module
+    from test_batched import ONE_MOVE
+
+    def step_the_going_out(env):
+        env.reset()
+        g = env.games.games[0]
+        g.seat, g.state = 0, state_json.from_json(ONE_MOVE)
+        env.games._write_obs()
+        return env.step(np.array([engine.action_id(g.state, "discard KS")]))
+
+    env = _vector(Rules.make("classic"), 1, seed=3, reward="match")
+    obs, r, term, trunc, _ = step_the_going_out(env)
+    assert r[0] == 0.0 and not term[0] and not trunc[0] and obs["action_mask"][0].any()
+    assert env.games.games[0].state.scores == [24, 0]
+    monkeypatch.setattr(vec_env_module, "MAX_HANDS", 1)
+    obs, r, term, trunc, infos = step_the_going_out(env)
+    assert r[0] == 0.0 and not term[0] and trunc[0] and not obs["action_mask"][0].any()
+    assert infos["points"][0] == 24 and infos["win"][0] == 0.0
 
 
 def test_an_illegal_action_or_a_bad_batch_is_refused_and_changes_nothing():

@@ -86,7 +86,13 @@ class TrainConfig:
     seat did, 0 void hand). Chosen by match win rate: from the same warm start (the
     holding teacher), "win" gave a policy that wins 60.7% of hands but 39.7% of
     classic matches against heuristic (-5.7 points per hand, 300 duplicate matches),
-    where "points" reached 57.5% of matches after 3M steps (docs/training.md)."""
+    where "points" reached 57.5% of matches after 3M steps (docs/training.md).
+    "match": an episode is a whole match to the rules' target (RULES.md §7; the totals in
+    the observations), the reward 0 after every hand but the last and the match result
+    at its end (+1 won, -1 lost, heads-up); the measure of an agent as the reward. A warm
+    start's value targets under "match" are the result of a match its single hand decides,
+    else 0. "points+match": match episodes too, each hand's "points" reward plus the match
+    result at its end. reward_scale applies to the points only."""
 
     # --- run length and seeding
     timesteps: int = 1_000_000
@@ -279,7 +285,7 @@ class TrainConfig:
         from .rewards import REWARDS
 
         if self.reward not in REWARDS:
-            raise ValueError(f"reward must be {' or '.join(REWARDS)}, got {self.reward!r}")
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {self.reward!r}")
         kinds = ("snapshot", *BASELINES, "fixed")
         if not isinstance(self.fixed_opponent, str):
             raise ValueError(f"fixed_opponent must be a make_agent name (a string), got {self.fixed_opponent!r}")

@@ -5,7 +5,12 @@ from typing import Any
 
 import numpy as np
 
-REWARDS = ("points", "win")
+from rummy_env import engine
+
+REWARDS = ("points", "win", "match", "points+match")
+"""The learner's rewards (``TrainConfig.reward``)."""
+MATCH_REWARDS = ("match", "points+match")
+"""The rewards whose episode is a whole match (the others': one hand)."""
 
 
 def hand_rewards(state: Any, reward: str = "points", reward_scale: float = 0.01) -> np.ndarray:
@@ -17,7 +22,12 @@ def hand_rewards(state: Any, reward: str = "points", reward_scale: float = 0.01)
     ``reward="win"``: +1 for the seat that went out, -1 for every other seat, 0 for all
     on a void hand (RULES.md §6); ``reward_scale`` is not applied. The evaluations
     count hands won, which "win" optimises directly; "points" also prices how much a
-    hand is won or lost by.
+    hand is won or lost by. ``reward="match"``: 0 for a hand after which the match goes
+    on; once a total reaches the target (RULES.md §7; every hand when the rules have no
+    target) the match result, ``engine.match_payoffs``: +1 for a sole winner, -1 for each
+    other seat, and ``k`` winners of a split match share ``n - k`` (``(n - k) / k`` each),
+    as ``RummyEnv(episode="match")`` rewards it. ``reward="points+match"``: the "points"
+    reward of every hand plus, after the match's last hand, the match result.
 
     Raises:
         ValueError: ``reward`` is not one of ``REWARDS``.
@@ -30,5 +40,11 @@ def hand_rewards(state: Any, reward: str = "points", reward_scale: float = 0.01)
         if w is not None:
             out -= 1.0
             out[w] = 1.0
+        return out
+    if reward in MATCH_REWARDS:
+        out = (np.asarray(state.payoffs, dtype=np.float32) * reward_scale if reward == "points+match"
+               else np.zeros(len(state.payoffs), dtype=np.float32))
+        if state.match_over:
+            out += np.asarray(engine.match_payoffs(state), dtype=np.float32)
         return out
     raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")

@@ -306,7 +306,11 @@ class SelfPlayCallback(BaseCallback):
                 for key in ("all", info["opponent"].split("+")[0] if self.t.rules.num_players == 2 else info["opponent"]):
                     self._stats.setdefault(f"win/{key}", []).append(info["win"])
                     self._stats.setdefault(f"points/{key}", []).append(info["points"])
-                self._stats.setdefault("hand_length", []).append(info["episode"]["l"])
+                # learner decisions per episode: a hand, or a match under a match reward
+                length = "match_length" if "hands" in info else "hand_length"
+                self._stats.setdefault(length, []).append(info["episode"]["l"])
+                if "hands" in info:
+                    self._stats.setdefault("match_hands", []).append(info["hands"])
         self.t.on_step(self.num_timesteps)
         return True
 

@@ -35,21 +35,23 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from rummy_env import engine
+from rummy_env.env import MAX_HANDS
 from rummy_env.observation import Encoder, SeededAgent, action_masks_into
 from rummy_env.table import Table
 from rummy_env.rules import Rules
 
 from .pool import OpponentPool, SnapshotAgent, TrunkCache, act_snapshots, act_snapshots_incremental
-from .rewards import REWARDS, hand_rewards
+from .rewards import MATCH_REWARDS, REWARDS, hand_rewards
 
 
 class _Game:
     """One game of the batch: its position, the learner's seat, the agents of the
     other seats (``None`` at the learner's), their kinds, its generator, its own
     copies of the scripted baselines (kind -> agent), its learner decisions this hand,
-    its index in the batch."""
+    its index in the batch; with a match reward, also the learner's payoffs and rewards
+    summed over the match's hands so far (``points``, ``ret``)."""
 
-    __slots__ = ("state", "seat", "opps", "kinds", "rng", "own", "length", "idx")
+    __slots__ = ("state", "seat", "opps", "kinds", "rng", "own", "length", "idx", "points", "ret")
 
 
 class BatchedVecEnv(VecEnv):
@@ -92,6 +94,19 @@ class SelfPlayVecEnv(BatchedVecEnv):
     reward is ``rummy_env.train.rewards.hand_rewards`` for the learner's seat), ``win``
     (1 when the learner's payoff is positive), ``points`` (the payoff in points),
     ``opponent`` (the kinds) and ``outcome``.
+
+    With ``reward="match"`` or ``"points+match"`` an episode is a whole match instead
+    (RULES.md §7): when a hand ends and no total has reached the target, the next hand is
+    dealt at once (the deal passes one seat left, the totals stay and are in the
+    observations, the learner keeps its seat and its opponents), the step's reward is the
+    hand's (0 under "match", the points reward under "points+match") and the episode goes
+    on; at the match's end the reward adds the match result (``engine.match_payoffs``: +1
+    won, -1 lost, heads-up; a tie 0) and the infos are the match's: ``win`` 1 when the
+    learner won it alone, ``points`` its payoffs summed over the match's hands,
+    ``episode`` its rewards summed (``r``) and its decisions (``l``) in the match,
+    ``outcome`` the last hand's, ``hands`` the hands played. A match still undecided
+    after ``rummy_env.env.MAX_HANDS`` hands ends truncated (no match result,
+    ``TimeLimit.truncated``), as ``RummyEnv(episode="match")`` does.
 
     Args:
         obs_out: where the learner's observations are written (float32 ``[n_envs,
@@ -189,6 +204,15 @@ class SelfPlayVecEnv(BatchedVecEnv):
                 g.opps[q] = agent if isinstance(agent, SnapshotAgent) else g.own.get(kind, agent)
                 g.kinds.append(kind)
         g.length = 0
+        g.points = 0
+        g.ret = 0.0
+
+    def _next_hand(self, g: _Game) -> None:
+        """Deal ``g``'s next hand of the match (``engine.next_hand``, from the game's
+        generator) and play the opponents up to the learner's move or the hand's end."""
+        engine.next_hand(g.state, seed=int(g.rng.integers(2**62)))
+        self._trunks.forget(g.idx * self.n, (g.idx + 1) * self.n)
+        self._advance([g])
 
     def _advance(self, games: Iterable[_Game]) -> None:
         """Play opponents' moves until each game has the learner to move or is over.
@@ -315,12 +339,29 @@ class SelfPlayVecEnv(BatchedVecEnv):
         infos: dict[int, dict[str, Any]] = {}
         self._tick()
         for i, g in enumerate(self.games):
-            if g.state.hand_over:
-                rewards[i], infos[i] = self._hand_end(g)
+            if not g.state.hand_over:
+                continue
+            rewards[i], info = self._settle(g)
+            if info is not None:
+                infos[i] = info
                 dones[i] = 1
                 self._start(g)
         self._write_obs()
         return infos
+
+    def _settle(self, g: _Game) -> tuple[float, dict[str, Any] | None]:
+        """``g``'s hand is over: the learner's reward and, when the episode ends, its info
+        (``_hand_end``; the caller deals the next episode). With a match reward and the
+        match going on, the next hand is dealt and played up to the learner's move (a hand
+        that ends before it adds its reward and is settled in turn): info None."""
+        r, info = self._hand_end(g)
+        while info is None:
+            self._next_hand(g)
+            if not g.state.hand_over:
+                break
+            more, info = self._hand_end(g)
+            r += more
+        return r, info
 
     def _tick(self) -> None:
         """Count a vector step; every ``rotate_steps`` of them the pool opens a new snapshot
@@ -333,17 +374,32 @@ class SelfPlayVecEnv(BatchedVecEnv):
         """Reseed the snapshot windows' generator as the constructor does for ``seed``."""
         self._rotation_rng = np.random.default_rng([seed, 0x524F54])
 
-    def _hand_end(self, g: _Game) -> tuple[float, dict[str, Any]]:
+    def _hand_end(self, g: _Game) -> tuple[float, dict[str, Any] | None]:
         """The learner's reward for ``g``'s ended hand (``hand_rewards``, RULES.md §5) and
-        the hand's info: ``terminal_observation`` (the learner's view of the ended hand,
+        the episode's info: ``terminal_observation`` (the learner's view of the ended hand,
         float32 ``[obs_dim]``), ``episode`` (``r``, ``l``), ``win``, ``points`` (the learner's
-        payoff), ``opponent`` and ``outcome``."""
+        payoff), ``opponent`` and ``outcome``. With a match reward the info is None
+        while the match goes on; at its end (or its truncation after ``MAX_HANDS`` hands)
+        the match's info (the class docstring)."""
         st = g.state
         pts = st.payoffs[g.seat]
         r = float(hand_rewards(st, self.reward, self.reward_scale)[g.seat])
-        return r, {"terminal_observation": self.encoder.encode(st, g.seat), "episode": {"r": r, "l": g.length},
-                   "win": 1.0 if pts > 0 else 0.0, "points": pts, "opponent": "+".join(g.kinds),
-                   "outcome": st.result["outcome"]}
+        if self.reward not in MATCH_REWARDS:
+            return r, {"terminal_observation": self.encoder.encode(st, g.seat),
+                       "episode": {"r": r, "l": g.length}, "win": 1.0 if pts > 0 else 0.0, "points": pts,
+                       "opponent": "+".join(g.kinds), "outcome": st.result["outcome"]}
+        g.points += pts
+        g.ret += r
+        truncated = not st.match_over and st.hand_number + 1 >= MAX_HANDS
+        if not st.match_over and not truncated:
+            return r, None
+        won = st.match_over and g.seat in st.match_winners and len(st.match_winners) == 1
+        info = {"terminal_observation": self.encoder.encode(st, g.seat), "episode": {"r": g.ret, "l": g.length},
+                "win": 1.0 if won else 0.0, "points": g.points, "opponent": "+".join(g.kinds),
+                "outcome": st.result["outcome"], "hands": st.hand_number + 1}
+        if truncated:
+            info["TimeLimit.truncated"] = True
+        return r, info
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """SB3's ``step_wait``: the actions given to ``step_async`` (``step_in_place``):

@@ -43,7 +43,11 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
     learner's hand reward (``rummy_env.train.rewards.hand_rewards``: points times
     ``reward_scale``, or the sign with ``reward="win"``); the game's next ``step``
     ignores its action and returns the first observation of a new hand (reward 0, not
-    terminated). A hand never truncates.
+    terminated). A hand never truncates. With a match reward (``"match"``,
+    ``"points+match"``) the episode is a match (``SelfPlayVecEnv``): a hand that leaves
+    the match undecided is followed at once by the next (its reward that hand's: 0 under
+    "match"; not terminated), the match's last hand ends the episode with the match
+    result added, and a match undecided after ``MAX_HANDS`` hands is ``truncated``.
 
     ``infos`` (Gymnasium's vector form: ``infos[key]`` an array over games, ``infos["_" +
     key]`` which games have it) carry, on a game's terminal step, ``win`` (1.0 if the
@@ -198,7 +202,8 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
         step ended its hand), then the opponents' moves up to the learner's next turn.
 
         Returns ``(observations, rewards float32 [num_envs], terminated bool [num_envs],
-        truncated bool [num_envs] (all False), infos)`` (see the class).
+        truncated bool [num_envs] (True only for a match cut at ``MAX_HANDS``), infos)``
+        (see the class).
 
         Raises:
             ValueError: ``actions`` not of shape ``[num_envs]``, an action illegal in its
@@ -227,6 +232,7 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
         g._advance(stepped)
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         terminated = np.zeros(self.num_envs, dtype=bool)
+        truncated = np.zeros(self.num_envs, dtype=bool)
         infos: dict[str, Any] = {}
         ended: list[tuple[int, np.ndarray]] = []
         g._tick()
@@ -234,8 +240,10 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
             game = g.games[i]
             if not game.state.hand_over:
                 continue
-            rewards[i], info = g._hand_end(game)
-            terminated[i] = True
+            rewards[i], info = g._settle(game)
+            if info is None:  # a match reward: the match goes on in its next hand
+                continue
+            (truncated if info.get("TimeLimit.truncated") else terminated)[i] = True
             infos = self._add_info(infos, {k: info[k] for k in ("win", "points", "opponent")}, i)
             ended.append((i, info["terminal_observation"]))
             g._start(game)
@@ -245,7 +253,7 @@ class SelfPlayVectorEnv(gym.vector.VectorEnv):
             g.obs[i] = final
             g.masks[i] = 0
             self._fresh[i] = True
-        return self._batch(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
+        return self._batch(), rewards, terminated, truncated, infos
 
     def _check_open(self) -> None:
         if getattr(self, "closed", False):
