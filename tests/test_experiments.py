@@ -1,6 +1,7 @@
-"""The recorded experiments of experiments/ (issue 25, session 23) still run: the guided
+"""The recorded experiments of experiments/ (issue 25, sessions 23-24) still run: the guided
 search with guide rollouts plays legal moves and plays hands out; the value targets are
-the softmax the docs give; the expert-iteration config is a valid config."""
+the softmax the docs give; the expert-iteration and match-reward configs are valid configs;
+the race counts add up."""
 from __future__ import annotations
 
 import importlib.util
@@ -75,3 +76,26 @@ def test_the_value_target_script_writes_a_policy(tmp_path):
     mod.main(["--positions", "300", "--workers", "1", "--out", str(out),
               "--policy", str(ROOT.parent / "agents" / "pretrained" / "policy.zip")])
     assert out.is_file()
+
+
+def test_races_count_every_hand_and_the_holder_wins_only_by_going_rummy():
+    """Two deals from both seats: four hands, each won by one agent or void. The holding
+    heuristic keeps its melds and lay-offs in hand until it can go out in one turn, so
+    every hand it wins is won by going rummy (RULES.md §5), at double the points."""
+    mod = _module("issue25_races")
+    res = mod.races("greedy", "heuristic:holding", deals=2, seed=5000)
+    assert res["hands"] == 4
+    assert res["A"]["wins"] + res["B"]["wins"] + res["void"] == 4
+    assert res["B"]["rummy"] == res["B"]["wins"] >= 1
+    assert res["A"]["rummy"] <= res["A"]["wins"]
+
+
+def test_the_match_reward_config_is_a_valid_config():
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig.from_toml(ROOT / "issue25_match_reward.toml")
+    assert cfg.reward == "match" and cfg.init_policy == "pretrained"
+    assert cfg.fixed_opponent == "heuristic:holding" and cfg.opponent_weights["fixed"] == 0.2
+    second = TrainConfig.from_toml(ROOT / "issue25_points_match.toml")
+    assert second.reward == "points+match" and second.init_policy == f"{cfg.out}/final_model.zip"
+    assert second.opponent_weights == cfg.opponent_weights
