@@ -96,6 +96,11 @@ def test_the_match_reward_config_is_a_valid_config():
     cfg = TrainConfig.from_toml(ROOT / "issue25_match_reward.toml")
     assert cfg.reward == "match" and cfg.init_policy == "pretrained"
     assert cfg.fixed_opponent == "heuristic:holding" and cfg.opponent_weights["fixed"] == 0.2
-    second = TrainConfig.from_toml(ROOT / "issue25_points_match.toml")
-    assert second.reward == "points+match" and second.init_policy == f"{cfg.out}/final_model.zip"
-    assert second.opponent_weights == cfg.opponent_weights
+    # the second stage starts from the first's final model, which a fresh clone does not have
+    # yet: its keys are checked with that one key replaced
+    from rummy_env.train.config import tomllib  # tomli before Python 3.11
+
+    keys = tomllib.loads((ROOT / "issue25_points_match.toml").read_text())
+    assert keys["init_policy"] == f"{cfg.out}/final_model.zip"
+    second = TrainConfig.from_dict({**keys, "init_policy": "pretrained"})
+    assert second.reward == "points+match" and second.opponent_weights == cfg.opponent_weights
