@@ -1007,6 +1007,17 @@ class SearchAgent:
             if r < rounds - 1 and len(alive) > 2:
                 alive.sort(key=lambda a: (a != prior, -sum(vals[a]) / len(vals[a]), a))
                 alive = alive[: max(2, (len(alive) + 1) // 2)]
+        return self.choose(vals, alive, prior)
+
+    def choose(self, vals: dict[int, list[float]], alive: list[int], prior: int | None) -> int:
+        """The search's choice from its samples: ``vals`` maps each candidate action id
+        to its payoffs (points, one per sample, the samples shared by every candidate
+        and in the same order), ``alive`` the candidates still in the running. Sets
+        ``last_values`` (each candidate's mean payoff) and returns the best of ``alive``
+        (ties to the lower id), except that with a ``prior`` among the candidates the
+        best replaces it only when its mean paired advantage over the prior exceeds
+        ``margin`` standard errors of that difference (a single shared sample keeps the
+        prior)."""
         self.last_values = {a: sum(x) / len(x) for a, x in vals.items()}
         best = max(alive, key=lambda a: (self.last_values[a], -a))
         if prior is None or best == prior or prior not in vals:  # a prior that was not a candidate

@@ -78,15 +78,7 @@ class GuideRolloutSearch(SearchAgent):
         vals: dict[int, list[float]] = {a: [] for a in cands}
         for a, r in zip(owner, guide_rollouts(states, self._guide)):
             vals[a].append(r)
-        self.last_values = {a: sum(x) / len(x) for a, x in vals.items()}
-        best = max(cands, key=lambda a: (self.last_values[a], -a))
-        if prior is None or best == prior or prior not in vals:
-            return best
-        d = np.asarray(vals[best]) - np.asarray(vals[prior])
-        if len(d) < 2:
-            return prior
-        se = float(d.std(ddof=1)) / len(d) ** 0.5
-        return best if d.mean() > self.margin * se else prior
+        return self.choose(vals, cands, prior)
 
 
 def make(seed: int | None = None) -> GuideRolloutSearch:

@@ -477,3 +477,18 @@ def test_plays_legal_deck_variant_hands_and_is_deterministic(rules):
 
     first = play(1)
     assert first == play(1) and first[1] >= 3
+
+
+def test_choose_replaces_the_prior_only_by_the_margin():
+    """Paired payoffs of candidates 11 and 10 (the prior) on three shared samples:
+    differences 3, 4, 5 have mean 4 and standard error 1/sqrt(3) = 0.577, so 11 beats the
+    prior by far more than margin 2; differences 3, -4, 5 have mean 1.33 and standard error
+    2.73, so the prior stays; one sample alone never replaces the prior."""
+    agent = SearchAgent(0, margin=2)
+    assert agent.choose({10: [1, 2, 3], 11: [4, 6, 8]}, [10, 11], prior=10) == 11
+    assert agent.last_values == {10: 2.0, 11: 6.0}
+    assert agent.choose({10: [1, 2, 3], 11: [4, -2, 8]}, [10, 11], prior=10) == 10
+    assert agent.choose({10: [1], 11: [9]}, [10, 11], prior=10) == 10
+    # no prior: the best mean, ties to the lower id; only the candidates still alive count
+    assert agent.choose({12: [5, 5], 13: [5, 5]}, [12, 13], prior=None) == 12
+    assert agent.choose({12: [1, 1], 13: [9, 9]}, [12], prior=None) == 12
