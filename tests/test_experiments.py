@@ -104,3 +104,27 @@ def test_the_match_reward_config_is_a_valid_config():
     assert keys["init_policy"] == f"{cfg.out}/final_model.zip"
     second = TrainConfig.from_dict({**keys, "init_policy": "pretrained"})
     assert second.reward == "points+match" and second.opponent_weights == cfg.opponent_weights
+
+
+def test_pool_eval_pools_matches_as_rummy_eval_counts_them(tmp_path):
+    """Two runs of one match each for agent X: a win over 2 hands (+60 points, 1 hand won)
+    from seat 0 and a loss in 1 hand (-100) from seat 1: 1 of 2 matches, (60 - 100) / 3
+    hands = -13.33 points per hand, 1 of 3 hands won."""
+    mod = _module("pool_eval")
+    head = ("deal,table,rotation,seat0,seat1,winner_seat,outcome,rummy,turns,hands,payoff0,payoff1,"
+            "hand_points0,hand_points1,hand_wins0,hand_wins1\n")
+    rows = {"a": "0,0,0,X,Y,0,match,0,20,2,1.0,-1.0,60.0,-60.0,1,1\n",
+            "b": "0,0,1,Y,X,0,match,0,9,1,1.0,-1.0,100.0,-100.0,1,0\n"}
+    for d, row in rows.items():
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "games.csv").write_text(head + row)
+    r = mod.pool("X", [tmp_path / "a", tmp_path / "b"])
+    assert r["matches"] == 2 and r["match_win_rate"] == 0.5
+    assert r["points_per_hand"] == pytest.approx(-40 / 3) and r["hands"] == 3
+    assert r["hand_win_rate"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="plays no match"):
+        mod.pool("Z", [tmp_path / "a"])
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "games.csv").write_text(head + rows["a"].replace(",match,", ",out,"))
+    with pytest.raises(ValueError, match="not a match run"):
+        mod.pool("X", [tmp_path / "c"])
