@@ -294,3 +294,31 @@ def test_make_agent_loads_the_export(pol):
     a = make_agent(f"onnx:{pol['export']}", seed=0)
     expect, _ = pol["model"].predict(ob["observation"], action_masks=ob["action_mask"].astype(bool), deterministic=True)
     assert a.act(ob["observation"], ob["action_mask"]) == int(expect)
+
+
+def test_save_slim_keeps_the_weights_and_drops_the_optimizer_and_rollout_state(pol, tmp_path):
+    """A shipped policy is a run's zip without the Adam moments and the last rollout's
+    observations: the same weights (so the same moves), a fresh optimizer, no `_last_obs`."""
+    import torch
+
+    from rummy_env.train.export import load_model, save_slim
+
+    src = load_model(pol["zip"])
+    assert src._last_obs is not None and src.policy.optimizer.state_dict()["state"]  # a trained run's zip
+    dest = tmp_path / "slim" / "policy.zip"
+    size = save_slim(pol["zip"], dest)
+    assert size == dest.stat().st_size < Path(pol["zip"]).stat().st_size
+    with zipfile.ZipFile(dest) as z:
+        data = json.loads(z.read("data"))
+    assert "_last_obs" not in data and "ep_info_buffer" not in data and "policy_class" in data
+    slim = load_model(dest)
+    assert slim._last_obs is None and not slim.policy.optimizer.state_dict()["state"]
+    a, b = src.policy.state_dict(), slim.policy.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    obs, masks = play_observations(src, n=200)
+    for o, m in zip(obs, masks):
+        m = m.astype(bool)
+        assert slim.predict(o, action_masks=m, deterministic=True)[0] == src.predict(o, action_masks=m, deterministic=True)[0]
+    with pytest.raises(ValueError, match="does not exist"):
+        save_slim(tmp_path / "missing.zip", tmp_path / "out.zip")
+    assert not (tmp_path / "out.zip").exists()
