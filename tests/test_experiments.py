@@ -93,17 +93,31 @@ def test_races_count_every_hand_and_the_holder_wins_only_by_going_rummy():
 def test_the_match_reward_config_is_a_valid_config():
     from rummy_env.train.config import TrainConfig
 
-    cfg = TrainConfig.from_toml(ROOT / "issue25_match_reward.toml")
-    assert cfg.reward == "match" and cfg.init_policy == "pretrained"
+    from rummy_env.train.config import tomllib  # tomli before Python 3.11
+
+    # the first stage starts from the policy shipped at 5066d80, a file its header says how
+    # to write (git show); checked with that key replaced, as the later stages are
+    first_keys = tomllib.loads((ROOT / "issue25_match_reward.toml").read_text())
+    assert first_keys["init_policy"] == "runs/classic_5066d80.zip"
+    assert "git show 5066d80:agents/pretrained/policy.zip > runs/classic_5066d80.zip" in (
+        ROOT / "issue25_match_reward.toml").read_text()
+    cfg = TrainConfig.from_dict({**first_keys, "init_policy": "pretrained"})
+    assert cfg.reward == "match"
     assert cfg.fixed_opponent == "heuristic:holding" and cfg.opponent_weights["fixed"] == 0.2
     # the second stage starts from the first's final model, which a fresh clone does not have
     # yet: its keys are checked with that one key replaced
-    from rummy_env.train.config import tomllib  # tomli before Python 3.11
-
     keys = tomllib.loads((ROOT / "issue25_points_match.toml").read_text())
     assert keys["init_policy"] == f"{cfg.out}/final_model.zip"
     second = TrainConfig.from_dict({**keys, "init_policy": "pretrained"})
     assert second.reward == "points+match" and second.opponent_weights == cfg.opponent_weights
+    # the third stage starts from the second's final model, with the holder at 0.45
+    third_keys = tomllib.loads((ROOT / "issue25_holder_weight.toml").read_text())
+    assert third_keys["init_policy"] == f"{keys['out']}/final_model.zip"
+    third = TrainConfig.from_dict({**third_keys, "init_policy": "pretrained"})
+    assert third.reward == "points+match" and third.fixed_opponent == "heuristic:holding"
+    assert third.opponent_weights == {"snapshot": 0.25, "random": 0.05, "greedy": 0.05,
+                                      "heuristic": 0.2, "fixed": 0.45}
+    assert third.out != second.out != cfg.out
 
 
 def test_pool_eval_pools_matches_as_rummy_eval_counts_them(tmp_path):
@@ -128,3 +142,24 @@ def test_pool_eval_pools_matches_as_rummy_eval_counts_them(tmp_path):
     (tmp_path / "c" / "games.csv").write_text(head + rows["a"].replace(",match,", ",out,"))
     with pytest.raises(ValueError, match="not a match run"):
         mod.pool("X", [tmp_path / "c"])
+    # the same two matches with X named W in the second run: pooled by --alias
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "games.csv").write_text(head + rows["b"].replace("Y,X", "Y,W"))
+    assert mod.pool("X", [tmp_path / "a", tmp_path / "d"], aliases=["W"]) == r
+    assert mod.pool("X", [tmp_path / "a", tmp_path / "d"])["matches"] == 1
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "games.csv").write_text(head + rows["a"].replace("X,Y", "X,W"))
+    with pytest.raises(ValueError, match="both names of the agent"):
+        mod.pool("X", [tmp_path / "e"], aliases=["W"])
+
+
+def test_the_shipped_classic_config_is_the_second_match_stage():
+    """agents/pretrained/config.toml is the run's own config of
+    experiments/issue25_points_match.toml (which adds two keys at their defaults)."""
+    from rummy_env.train.config import TrainConfig, tomllib
+
+    shipped = tomllib.loads((ROOT.parent / "agents" / "pretrained" / "config.toml").read_text())
+    stage = tomllib.loads((ROOT / "issue25_points_match.toml").read_text())
+    assert shipped == {**stage, "precision": "auto", "snapshot_rotation": 0}
+    cfg = TrainConfig.from_dict({**shipped, "init_policy": "pretrained"})
+    assert (cfg.precision, cfg.snapshot_rotation) == (TrainConfig().precision, TrainConfig().snapshot_rotation)
