@@ -91,9 +91,7 @@ def test_races_count_every_hand_and_the_holder_wins_only_by_going_rummy():
 
 
 def test_the_match_reward_config_is_a_valid_config():
-    from rummy_env.train.config import TrainConfig
-
-    from rummy_env.train.config import tomllib  # tomli before Python 3.11
+    from rummy_env.train.config import TrainConfig, tomllib  # tomllib: tomli before Python 3.11
 
     # the first stage starts from the policy shipped at 5066d80, a file its header says how
     # to write (git show); checked with that key replaced, as the later stages are

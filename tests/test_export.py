@@ -319,6 +319,10 @@ def test_save_slim_keeps_the_weights_and_drops_the_optimizer_and_rollout_state(p
     for o, m in zip(obs, masks):
         m = m.astype(bool)
         assert slim.predict(o, action_masks=m, deterministic=True)[0] == src.predict(o, action_masks=m, deterministic=True)[0]
+    # and it trains on: learn() deals afresh where the slim zip has no last observations
+    slim.set_env(SingleAgentEnv(seed=0))
+    slim.learn(64, reset_num_timesteps=False)
+    assert slim.num_timesteps == src.num_timesteps + 64 and slim._last_obs is not None
     with pytest.raises(ValueError, match="does not exist"):
         save_slim(tmp_path / "missing.zip", tmp_path / "out.zip")
     assert not (tmp_path / "out.zip").exists()
