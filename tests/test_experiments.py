@@ -161,3 +161,11 @@ def test_the_shipped_classic_config_is_the_second_match_stage():
     assert shipped == {**stage, "precision": "auto", "snapshot_rotation": 0}
     cfg = TrainConfig.from_dict({**shipped, "init_policy": "pretrained"})
     assert (cfg.precision, cfg.snapshot_rotation) == (TrainConfig().precision, TrainConfig().snapshot_rotation)
+
+
+def test_the_wide_network_config_distils_the_shipped_policy():
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig.from_toml(ROOT / "issue25_wide.toml")  # validated: the teacher loads
+    assert (cfg.warmstart_teacher, cfg.init_policy, cfg.trunk, cfg.net_arch) == ("pretrained", "", 512, [256, 256])
+    assert cfg.reward == "points+match" and cfg.opponent_weights["fixed"] == 0.2

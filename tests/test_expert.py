@@ -131,6 +131,9 @@ def test_init_policy_of_another_network_is_refused(tmp_path):
     (dict(warmstart_teacher="search", warmstart_dagger_rounds=0), "DAgger rounds"),
     (dict(warmstart_teacher="search:samples=0"), "samples must be an int >= 1"),
     (dict(warmstart_teacher="mcts"), "warmstart_teacher must be none"),
+    (dict(warmstart_teacher="pretrainedx"), "warmstart_teacher must be none.*pretrained:PRESET or ppo:PATH"),
+    (dict(warmstart_teacher="ppo:/no/such.zip"), "policy file not found"),
+    (dict(warmstart_teacher="pretrained:two_decks"), "no policy is shipped for the two_decks table"),
     (dict(init_policy=3), "init_policy must be"),
 ])
 def test_init_policy_and_teacher_errors(tmp_path, kw, words):
@@ -250,3 +253,30 @@ def test_warm_start_from_a_loaded_policy_is_dagger_only():
     assert res["decisions"] == 0 and set(res["parts_s"]) == {"dagger_1_play", "dagger_1_fit"}
     assert 0 < res["samples"] <= 1000 and prog["fits_done"] == 1 and len(prog["weights"]) == 2
     assert any(not torch.equal(a, b) for a, b in zip(before, body.parameters()))
+
+
+# ------------------------------------------------------------------ a policy as the teacher
+
+def test_a_policy_teacher_labels_every_position_with_its_greedy_move():
+    """Distillation: ``warmstart_teacher = "pretrained"`` labels each position with the
+    shipped policy's most probable legal action, as the agent itself plays it."""
+    obs, masks, actions, returns = warmstart.collect(Rules.preset("classic"), "pretrained", 300, seed=4)
+    assert 200 <= len(actions) <= 300 and returns.shape == actions.shape
+    teacher = make_agent("pretrained")
+    assert [teacher.act(o, m.astype(np.int8)) for o, m in zip(obs, masks)] == actions.tolist()
+    assert all(masks[j][a] for j, a in enumerate(actions))
+
+
+def test_distilling_the_shipped_policy_into_another_network(tmp_path):
+    """A run whose network is not the teacher's shape (trunk 64, not 256) clones the
+    shipped policy's moves, then trains on."""
+    cfg = _cfg(tmp_path / "w", init_policy="", trunk=64, warmstart_teacher="pretrained",
+               warmstart_decisions=2000, warmstart_dagger_rounds=0, warmstart_epochs=2)
+    cfg.validate()
+    tr = Trainer(cfg, verbose=0)
+    try:
+        ws = tr.state["warm_start"]
+        assert ws["decisions"] > 0 and 0 < ws["accuracy"] <= 1
+        assert tr.model.policy.state_dict()["features_extractor.trunk.0.weight"].shape[0] == 64
+    finally:
+        tr.venv.close()

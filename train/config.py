@@ -158,9 +158,12 @@ class TrainConfig:
     # --- warm start (behaviour cloning before self-play; train/warmstart.py)
     warmstart_teacher: str = "heuristic"
     """The agent whose decisions are cloned before PPO starts ("none": no warm start): a
-    baseline, ``heuristic:OPTIONS`` (e.g. ``heuristic:holding``), or the search
+    baseline, ``heuristic:OPTIONS`` (e.g. ``heuristic:holding``), the search
     (``search`` / ``search:OPTIONS``: expert iteration, docs/training.md; the search takes
-    about 15 ms a decision, so its DAgger labels are computed in ``workers`` processes)."""
+    about 15 ms a decision, so its DAgger labels are computed in ``workers`` processes), or
+    a trained policy (``pretrained``, ``pretrained:PRESET``, ``ppo:PATH``: distillation into
+    this config's network, which may be another shape than the teacher's; greedy moves,
+    about 0.5 ms a decision)."""
     init_policy: str = ""
     """An SB3 zip (``PATH``, or ``pretrained`` / ``pretrained:PRESET``: a shipped policy) whose
     weights start the network instead of fresh ones; its network must be this config's
@@ -303,10 +306,11 @@ class TrainConfig:
         if sum(self.opponent_weights.values()) <= 0:
             raise ValueError("opponent_weights must have a positive total")
         if not isinstance(self.warmstart_teacher, str) or not (
-                self.warmstart_teacher in ("none", *BASELINES) or self.warmstart_teacher.startswith(
-                    ("heuristic:", "search")) and self.warmstart_teacher.split(":")[0] in ("heuristic", "search")):
-            raise ValueError(f"warmstart_teacher must be none, {', '.join(BASELINES)}, heuristic:OPTIONS, search or "
-                             f"search:OPTIONS, got {self.warmstart_teacher!r}")
+                self.warmstart_teacher in ("none", *BASELINES, "pretrained") or self.warmstart_teacher.startswith(
+                    ("heuristic:", "search", "pretrained:", "ppo:")) and self.warmstart_teacher.split(":")[0] in (
+                    "heuristic", "search", "pretrained", "ppo")):
+            raise ValueError(f"warmstart_teacher must be none, {', '.join(BASELINES)}, heuristic:OPTIONS, search, "
+                             f"search:OPTIONS, pretrained, pretrained:PRESET or ppo:PATH, got {self.warmstart_teacher!r}")
         if self.warmstart_teacher != "none":
             from rummy_env.agents import make_agent
 
