@@ -305,10 +305,9 @@ class TrainConfig:
                 raise ValueError(f"opponent_weights[{k!r}] must be a number >= 0, got {w!r}")
         if sum(self.opponent_weights.values()) <= 0:
             raise ValueError("opponent_weights must have a positive total")
-        if not isinstance(self.warmstart_teacher, str) or not (
-                self.warmstart_teacher in ("none", *BASELINES, "pretrained") or self.warmstart_teacher.startswith(
-                    ("heuristic:", "search", "pretrained:", "ppo:")) and self.warmstart_teacher.split(":")[0] in (
-                    "heuristic", "search", "pretrained", "ppo")):
+        teacher = self.warmstart_teacher
+        if not isinstance(teacher, str) or not (teacher in ("none", *BASELINES, "search", "pretrained") or (
+                ":" in teacher and teacher.split(":")[0] in ("heuristic", "search", "pretrained", "ppo"))):
             raise ValueError(f"warmstart_teacher must be none, {', '.join(BASELINES)}, heuristic:OPTIONS, search, "
                              f"search:OPTIONS, pretrained, pretrained:PRESET or ppo:PATH, got {self.warmstart_teacher!r}")
         if self.warmstart_teacher != "none":
