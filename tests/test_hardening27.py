@@ -54,7 +54,8 @@ def test_a_long_known_cards_list_is_refused_at_once(copies):
     t = time.perf_counter()
     with pytest.raises(PositionError) as e:
         env.reset(options={"state": s})
-    assert time.perf_counter() - t < 0.1  # was 5.1 s at 3,000 copies, 162 s at 8,000
+    # a bound, not a benchmark: loose enough for a busy CI machine, far under the old times
+    assert time.perf_counter() - t < 2.0  # was 5.1 s at 3,000 copies, 162 s at 8,000
     msg = str(e.value)
     if copies <= 54:  # within the deck's 54 cards: refused for the hand's size
         assert f"known_cards[0] lists {copies} cards, but hands[0] holds {hand}" in msg
@@ -80,7 +81,7 @@ def test_count_mask_of_is_linear_and_refuses_more_copies_than_a_layer_holds():
     t = time.perf_counter()
     with pytest.raises(CardError) as e:
         count_mask_of([0] * 8000)  # was 162 s
-    assert time.perf_counter() - t < 0.1
+    assert time.perf_counter() - t < 2.0  # a bound for a busy machine, not a benchmark
     assert "AC is listed 8000 times; a count mask holds a card at most 4 times" in str(e.value)
 
 
@@ -124,7 +125,7 @@ def test_policy_server_refuses_a_long_known_cards_at_once_and_health_answers_mea
             assert len(body) <= MAX_BODY_BYTES and copies > 10_000
             t = time.perf_counter()
             r = c.post("/act", content=body, headers={"content-type": "application/json"})
-            assert time.perf_counter() - t < 0.5
+            assert time.perf_counter() - t < 5.0  # a bound for a busy machine (minutes before the checks were bounded)
             assert r.status_code == 422
             assert f"known_cards[0] lists {copies} cards; this table's deck has 54" in r.json()["detail"]
 
@@ -150,7 +151,7 @@ def test_policy_server_refuses_a_long_known_cards_at_once_and_health_answers_mea
             finally:
                 service.act = real_act
             assert h.status_code == 200 and h.json()["status"] == "ok"
-            assert waited < 1.0, f"/health waited {waited:.1f} s behind /act"
+            assert waited < 1.5, f"/health waited {waited:.1f} s behind /act (2 s if the loop is held up)"
 
 
 # ------------------------------------------------------------------ 6. the Python API's bad input
@@ -208,7 +209,7 @@ def test_fifty_thousand_melds_are_refused_at_once(preset, deck):
     t = time.perf_counter()
     with pytest.raises(PositionError) as e:
         env.reset(options={"state": s})
-    assert time.perf_counter() - t < 0.1  # was 13 s at the jokers table
+    assert time.perf_counter() - t < 2.0  # was 13 s at the jokers table; a bound for a busy machine
     assert str(e.value) == (f"invalid position: melds lists 50000 melds; a {deck}-card deck makes at most "
                             f"{deck // 3} (a meld holds 3 cards or more)")
 
