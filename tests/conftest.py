@@ -1,0 +1,19 @@
+"""Suite-wide fixtures."""
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sb3_logs_in_pytest_tmp(tmp_path_factory):
+    """Stable-Baselines3 gives a model made without ``tensorboard_log`` a logger folder of
+    its own, ``$SB3_LOGDIR`` or else a new ``/tmp/SB3-<date>`` left behind by every
+    ``learn()``: the tests' models log into pytest's temporary folder instead. (``rummy
+    train`` always names its run's ``tb`` folder.)"""
+    old = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3_logs"))
+    yield
+    if old is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = old
