@@ -1,7 +1,8 @@
-"""The recorded experiments of experiments/ (issue 25, sessions 23-24) still run: the guided
+"""The recorded experiments of experiments/ (issue 25, sessions 23-26) still run: the guided
 search with guide rollouts plays legal moves and plays hands out; the value targets are
 the softmax the docs give; the expert-iteration and match-reward configs are valid configs;
-the race counts add up."""
+the race counts add up; the match table is its recursion; the match-valued and the part
+searches play legal moves."""
 from __future__ import annotations
 
 import importlib.util
@@ -169,3 +170,70 @@ def test_the_wide_network_config_distils_the_shipped_policy():
     cfg = TrainConfig.from_toml(ROOT / "issue25_wide.toml")  # validated: the teacher loads
     assert (cfg.warmstart_teacher, cfg.init_policy, cfg.trunk, cfg.net_arch) == ("pretrained", "", 512, [256, 256])
     assert cfg.reward == "points+match" and cfg.opponent_weights["fixed"] == 0.2
+
+
+def test_the_match_table_is_the_recursion_computed_by_hand(monkeypatch):
+    """Hands that one seat or the other wins for 10 points (0.4 each) or nobody wins (0.2),
+    to a target of 20: V(10, 10) = 0.4 * 1 + 0.4 * 0 over 0.8 = 1/2; V(10, 20) = (0.4 * 1 +
+    0.4 * V(10, 10)) / 0.8 = 3/4; V(20, 10) = (0.4 * V(10, 10) + 0.4 * 0) / 0.8 = 1/4;
+    V(20, 20) = (0.4 * 3/4 + 0.4 * 1/4) / 0.8 = 1/2. A hand worth more than needed ends the
+    match as one worth exactly that."""
+    mod = _module("issue25_match_value")
+    monkeypatch.setattr(mod, "hand_points", lambda: ({10: 0.4}, 0.2))
+    V = mod.match_table(20)
+    assert (V[10, 10], V[10, 20], V[20, 10], V[20, 20]) == pytest.approx((0.5, 0.75, 0.25, 0.5))
+    assert V[5, 20] == pytest.approx(V[10, 20]) and V[15, 15] == pytest.approx(0.5)
+    assert V[0, 7] == 1.0 and V[7, 0] == 0.0
+
+
+def test_the_match_value_of_a_hand_that_ends_the_match_is_its_result(monkeypatch):
+    mod = _module("issue25_match_value")
+    monkeypatch.setattr(mod, "hand_points", lambda: ({10: 0.4}, 0.2))
+    s = engine.new_game(Rules(num_players=2, target=20), seed=0)
+    s.match_over, s.match_winners = True, [0]
+    assert mod.match_value(s, 0) == 1.0 and mod.match_value(s, 1) == 0.0
+    s.match_over, s.scores = False, [10, 0]  # seat 0 needs 10, seat 1 needs 20
+    assert mod.match_value(s, 0) == pytest.approx(0.75) and mod.match_value(s, 1) == pytest.approx(0.25)
+
+
+def test_the_match_valued_and_the_part_searches_play_legal_moves(monkeypatch):
+    """The match-valued search plays legal moves in a match; the part searches leave the
+    decision they do not search to the guide (its most probable legal action) and search
+    the other."""
+    needs("sb3_contrib")
+    import numpy as np
+    from rummy_env import rummy_v0
+    from rummy_env.agents.shipped import load_policy
+    from rummy_env.engine import DRAW
+    from rummy_env.observation import PlayerView
+
+    mv = _module("issue25_match_value")
+    monkeypatch.setattr(mv, "hand_points", lambda: ({30: 0.5}, 0.0))
+    parts = _module("issue25_search_parts")
+    agents = {"match": mv.MatchValueSearch(0, samples=4), "draw": parts.PartSearch(0, "draw", samples=4),
+              "discard": parts.PartSearch(0, "discard", samples=4)}
+    guide = load_policy("pretrained")
+    env = rummy_v0.env()
+    env.reset(seed=3)
+    searched = {"draw": set(), "discard": set()}
+    for _ in range(30):
+        o, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        obs, mask = o["observation"], o["action_mask"]
+        v = PlayerView(obs, mask)
+        lg = np.asarray(guide.logits(obs), dtype=np.float64)
+        top = max(v.legal, key=lambda a: (lg[a], -a))
+        phase = "draw" if v.phase == DRAW else "discard"
+        for name, agent in agents.items():
+            a = agent.act(obs, mask)
+            assert mask[a] == 1
+            if name != "match" and len(v.legal) > 1 and name != phase:
+                assert a == top and agent.last_values == {}
+            if name == phase and agent.last_values:
+                searched[phase].add(name)
+            if name == "match" and agent.last_values:  # chances to win the match, not points
+                searched.setdefault("match", set()).add(phase)
+                assert all(0.0 <= x <= 1.0 for x in agent.last_values.values()), agent.last_values
+        env.step(agents["match"].act(obs, mask))
+    assert searched == {"draw": {"draw"}, "discard": {"discard"}, "match": {"draw", "discard"}}
