@@ -7,7 +7,7 @@
 | ``random`` | uniformly random legal action |
 | ``greedy`` | takes only usable upcards, melds and lays off all, discards high |
 | ``heuristic`` | the rule texts' strategy (``rummy_env.agents.scripted.HeuristicAgent``) |
-| ``heuristic:OPTIONS`` | the heuristic with its weights changed: ``heuristic:W_OUT=24,HOLD_MELDS=1`` (names in ``HeuristicAgent.TUNABLE``), or ``heuristic:holding`` (the holding heuristic: keeps its melds in hand until it can go out in one turn; the search's base and the shipped policy's teacher) |
+| ``heuristic:OPTIONS`` | the heuristic with its weights changed: ``heuristic:W_OUT=24,HOLD_MELDS=1`` (names in ``HeuristicAgent.TUNABLE``), or ``heuristic:holding`` (the holding heuristic: keeps its melds in hand until it can go out in one turn; the search's base and the shipped policy's teacher), or ``heuristic:cutting`` (the holding heuristic until the stock holds 22 cards, then it melds early: ``CUTTING``) |
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
 | ``ppo:PATH`` | a MaskablePPO or PPO zip saved by SB3, played greedily |
 | ``onnx:DIR`` | an exported policy (``rummy_env.agents.onnx_agent.OnnxAgent``) |
@@ -124,11 +124,21 @@ HOLDING = {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}
 in hand until it can go out in one turn (RULES.md §3, §6: going rummy pays double), and
 weighs live outs and weak windows as the shipped policy's teacher does."""
 
+CUTTING = {**HOLDING, "CUT_STOCK": 22}
+"""The cutting heuristic's options (``heuristic:cutting``): the holding heuristic until the
+stock holds 22 cards or fewer, then it melds and lays off as the baseline does (a holder's
+going rummy then costs it less, RULES.md §5-§6). 22 was chosen at the classic two-player
+table (stock 31 after the deal) among 14-28 by duplicate matches against the holding
+heuristic (docs/agents.md); at a table with a smaller stock it cuts sooner."""
+
+NAMED_OPTIONS = {"holding": HOLDING, "cutting": CUTTING}
+"""The named option sets ``heuristic:NAME`` accepts (first, before any ``NAME=VALUE`` pairs)."""
+
 
 def heuristic_options(text: str, name: str = "") -> dict[str, float]:
     """The weights of a ``heuristic:OPTIONS`` agent: comma-separated ``NAME=VALUE`` pairs of
-    ``HeuristicAgent.TUNABLE`` (numbers), optionally after ``holding`` (``HOLDING``, whose
-    values the pairs then change: ``heuristic:holding,W_OUT=30``).
+    ``HeuristicAgent.TUNABLE`` (numbers), optionally after ``holding`` (``HOLDING``) or
+    ``cutting`` (``CUTTING``), whose values the pairs then change: ``heuristic:holding,W_OUT=30``.
 
     Raises:
         ValueError: empty options, a pair without ``=``, a repeated or unknown name, or a
@@ -137,18 +147,18 @@ def heuristic_options(text: str, name: str = "") -> dict[str, float]:
     text = text.strip()
     where = f"agent {name or 'heuristic:' + text!r}"
     if not text:
-        raise ValueError(f"{where}: 'heuristic:' needs options: 'holding' or NAME=VALUE pairs "
+        raise ValueError(f"{where}: 'heuristic:' needs options: 'holding', 'cutting' or NAME=VALUE pairs "
                          f"(names: {', '.join(HeuristicAgent.TUNABLE)})")
     parts = [p for p in text.split(",")]
     base: dict[str, float] = {}
-    if parts[0].strip().lower() == "holding":
-        base, parts = dict(HOLDING), parts[1:]
+    if parts[0].strip().lower() in NAMED_OPTIONS:
+        base, parts = dict(NAMED_OPTIONS[parts[0].strip().lower()]), parts[1:]
     out: dict[str, float] = {}
     for part in parts:
         k, eq, v = part.partition("=")
         k, v = k.strip().upper(), v.strip()
         if not eq or not k or not v:
-            raise ValueError(f"{where}: option {part.strip()!r} is not NAME=VALUE; 'holding' or pairs such as "
+            raise ValueError(f"{where}: option {part.strip()!r} is not NAME=VALUE; 'holding', 'cutting' or pairs such as "
                              f"W_OUT=24,HOLD_MELDS=1 (names: {', '.join(HeuristicAgent.TUNABLE)})")
         if k not in HeuristicAgent.TUNABLE:
             raise ValueError(f"{where}: unknown heuristic option {k!r}; options: {', '.join(HeuristicAgent.TUNABLE)}")

@@ -78,10 +78,12 @@ DEFAULT_POLICY = "greedy"
 POLICIES = ("heuristic", "greedy", "holding")
 OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top", "timing")
 DEFAULT_TOP = 3
-BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}}  # holding: agents.HOLDING
+BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0},  # agents.HOLDING
+         "cutting": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0, "CUT_STOCK": 22}}  # agents.CUTTING
 """The scripted agent whose moves the search keeps unless a candidate beats them
-(``base``): the baseline heuristic, or the holding heuristic that keeps its melds in
-hand until it can go out in one turn (the training's teacher)."""
+(``base``): the baseline heuristic, the holding heuristic that keeps its melds in
+hand until it can go out in one turn (the training's teacher), or the cutting heuristic,
+which holds until the stock is down to 22 cards and then melds early."""
 DEFAULT_BASE = "holding"
 _POINTS = {ap: tuple(mask_points(1 << c, ap) for c in range(52)) for ap in (1, 11)}
 
@@ -775,7 +777,7 @@ class SearchAgent:
             seat that has put nothing down holds its melds until it can go out) or ``"heuristic"``.
         infer: draws per determinization (>= 1; see ``determinize``).
         base: the agent whose choices the search keeps unless beaten, and that plays
-            the melds and lay-offs: ``"heuristic"`` or ``"holding"`` (``BASES``).
+            the melds and lay-offs: ``"heuristic"``, ``"holding"`` or ``"cutting"`` (``BASES``).
         guide: a trained policy that guides the search (policy-guided search,
             docs/search.md): a ``make_agent`` name of a policy with action logits
             (``pretrained``, ``pretrained:PRESET``, ``ppo:PATH``); "" (default): none.

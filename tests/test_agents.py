@@ -259,6 +259,38 @@ def test_holding_heuristic_keeps_melds_in_hand_until_it_can_go_out():
         HeuristicAgent(HOLD_MELDS=2)
 
 
+def test_cutting_heuristic_stops_holding_when_the_stock_is_down_to_cut_stock():
+    # The holding position above (both melds and the KH lay-off kept in hand, 6D and 3S
+    # unplaced, the opponent at 2 cards): 52 - 13 in hands - 8 melded - 1 discarded = 30
+    # cards in the stock. heuristic:cutting (CUT_STOCK = 22) holds as the holding heuristic
+    # does while the stock holds 23 cards or more and melds from 22 on; the holding
+    # heuristic holds at any stock size.
+    from rummy_env.agents import CUTTING, HOLDING, make_agent
+
+    hand = ["2C", "3C", "4C", "5C", "9D", "9S", "9H", "9C", "KH", "6D", "3S"]
+    melds = [["KC", "KD", "KS"], ["4H", "5H", "6H", "7H", "8H"]]
+    full = position([hand, ["AH", "AS"]], melds=melds, has_melded=[False, True])
+    assert len(full["stock"]) == 30
+    for stock_size, cut in ((30, False), (23, False), (22, True), (5, True)):
+        pos = dict(full)
+        moved = full["stock"][stock_size:]  # from the bottom of the stock to under the upcard
+        pos["stock"], pos["discard"] = full["stock"][:stock_size], moved + full["discard"]
+        _, obs, mask = observe(pos)
+        cutting = text(make_agent("heuristic:cutting", 0).act(obs, mask))
+        holding = text(make_agent("heuristic:holding", 0).act(obs, mask))
+        assert holding.startswith("discard"), (stock_size, holding)
+        assert cutting.startswith("meld") == cut, (stock_size, cutting)
+        if not cut:
+            assert cutting == holding
+    assert CUTTING == {**HOLDING, "CUT_STOCK": 22}
+    assert make_agent("heuristic:cutting,CUT_STOCK=10", 0).CUT_STOCK == 10
+    assert make_agent("heuristic:cutting", 0).HOLD_MELDS == 1 and make_agent("heuristic:holding", 0).CUT_STOCK == 0
+    with pytest.raises(ValueError, match="CUT_STOCK counts cards: a whole number"):
+        make_agent("heuristic:cutting,CUT_STOCK=2.5")
+    with pytest.raises(ValueError, match="option 'cuting' is not NAME=VALUE; 'holding', 'cutting' or pairs"):
+        make_agent("heuristic:cuting")
+
+
 # ----------------------------------------------------------------- observation only
 
 def _resample_hidden(position, seat, rng):

@@ -375,8 +375,18 @@ def test_base_option_picks_the_kept_agent():
     a = make_agent("search:base=holding")
     assert a.base == "holding" and a._heur.HOLD_MELDS == 1 and a._heur.W_OUT == 24.0
     assert make_agent("search").base == "holding" and make_agent("search:base=heuristic")._heur.HOLD_MELDS == 0
-    with pytest.raises(ValueError, match="base must be one of heuristic, holding"):
+    cut = make_agent("search:base=cutting")._heur
+    assert (cut.HOLD_MELDS, cut.W_OUT, cut.W_WEAK, cut.CUT_STOCK) == (1, 24.0, 6.0, 22)
+    assert a._heur.CUT_STOCK == 0
+    with pytest.raises(ValueError, match="base must be one of heuristic, holding, cutting, got 'teacher'"):
         make_agent("search:base=teacher")
+
+
+def test_the_search_bases_are_the_named_heuristics():
+    from rummy_env.agents import CUTTING, HOLDING
+    from rummy_env.agents.search import BASES
+
+    assert BASES == {"heuristic": {}, "holding": HOLDING, "cutting": CUTTING}
 
 
 # ----------------------------------------------------------------- the deck-variant tables (RULES.md §10.1-10.3)
