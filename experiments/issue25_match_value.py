@@ -7,6 +7,8 @@ repository's root:
     PYTHONPATH=experiments rummy eval --agents issue25_match_value:guided search --rules classic \\
         --deals 100 --seed 9302 --workers 2
 
+and the same with ``guided_m1`` (seed 9303), ``plain_ht`` (9304) and ``guided_ht`` (9305).
+
 ``SearchAgent`` as shipped (``plain``: the default search; ``guided``: ``guide=pretrained``),
 but a rollout's value is the seat's chance to win the match after the hand, not the hand's
 points: 1 if the hand ends the match (RULES.md §7: a total reaches the target) with the
@@ -136,3 +138,14 @@ def guided(seed: int | None = None) -> MatchValueSearch:
 def guided_m1(seed: int | None = None) -> MatchValueSearch:
     """The policy-guided search valued by the match, ``margin=1``."""
     return MatchValueSearch(seed, guide="pretrained", margin=1.0)
+
+
+def plain_ht(seed: int | None = None) -> MatchValueSearch:
+    """The search valued by the match, with holding rollouts and putting the melds down now
+    searched (``policy=holding,timing=1``)."""
+    return MatchValueSearch(seed, policy="holding", timing=1)
+
+
+def guided_ht(seed: int | None = None) -> MatchValueSearch:
+    """The policy-guided search valued by the match, ``policy=holding,timing=1``."""
+    return MatchValueSearch(seed, guide="pretrained", policy="holding", timing=1)

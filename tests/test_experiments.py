@@ -237,3 +237,11 @@ def test_the_match_valued_and_the_part_searches_play_legal_moves(monkeypatch):
                 assert all(0.0 <= x <= 1.0 for x in agent.last_values.values()), agent.last_values
         env.step(agents["match"].act(obs, mask))
     assert searched == {"draw": {"draw"}, "discard": {"discard"}, "match": {"draw", "discard"}}
+
+
+def test_the_cutting_clone_config_clones_the_cutting_heuristic():
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig.from_toml(ROOT / "issue25_cutting_clone.toml")
+    assert (cfg.warmstart_teacher, cfg.init_policy, cfg.fixed_opponent) == ("heuristic:cutting", "", "heuristic:cutting")
+    assert (cfg.trunk, cfg.net_arch, cfg.reward) == (256, [128], "points+match")
