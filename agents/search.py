@@ -76,7 +76,9 @@ DEFAULT_DEPTH = 0
 DEFAULT_MARGIN = 2.0
 DEFAULT_POLICY = "greedy"
 POLICIES = ("heuristic", "greedy", "holding")
-OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top", "timing")
+OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top", "timing", "lead")
+LEADS = ("guide", "base")
+"""Whose move a guided search keeps unless beaten (``lead``): the guide's or the base agent's."""
 DEFAULT_TOP = 3
 BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0},  # agents.HOLDING
          "cutting": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0, "CUT_STOCK": 22}}  # agents.CUTTING
@@ -787,6 +789,10 @@ class SearchAgent:
         top: discards searched with a guide (>= 1, default 3).
         timing: 1 searches putting the melds down now (``put_down``) beside the discards
             when the base (or the guide) would hold them; 0 (default) does not.
+        lead: with a guide, whose move is the prior and plays what is not searched (the
+            melds, lay-offs, digs): ``"guide"`` (default) or ``"base"``, the base agent's,
+            the guide then only naming the discards searched beside the base's. ``"base"``
+            needs a guide.
 
     ``act(observation, action_mask) -> int`` reads only those two arrays.
 
@@ -802,7 +808,7 @@ class SearchAgent:
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, depth: int = DEFAULT_DEPTH,
                  halving: int = 1, margin: float = DEFAULT_MARGIN, policy: str = DEFAULT_POLICY,
                  infer: int = 1, base: str = DEFAULT_BASE, guide: str = "", top: int = DEFAULT_TOP,
-                 timing: int = 0) -> None:
+                 timing: int = 0, lead: str = "guide") -> None:
         for nm, val, lo in (("samples", samples, 1), ("depth", depth, 0), ("halving", halving, 0),
                             ("infer", infer, 1), ("top", top, 1), ("timing", timing, 0)):
             if isinstance(val, bool) or not isinstance(val, int) or val < lo or (nm in ("halving", "timing") and val > 1):
@@ -817,6 +823,13 @@ class SearchAgent:
         if not isinstance(guide, str):
             raise ValueError(f"search option guide must be a policy name (pretrained, pretrained:PRESET, ppo:PATH), "
                              f"got {guide!r}")
+        if lead not in LEADS:
+            raise ValueError(f"search option lead must be one of {', '.join(LEADS)}, got {lead!r}")
+        if lead == "base" and not guide.strip():
+            raise ValueError("search option lead=base names the base agent's move as the prior of a guided search: "
+                             "it needs guide=POLICY (e.g. 'search:guide=pretrained,lead=base'); without a guide the "
+                             "base's move is the prior already")
+        self.lead = lead
         self.guide = guide.strip()
         self._guide = _guide_policy(self.guide) if self.guide else None
         if self._guide is not None:  # the guide's table is the search's: table_misfit reads these
@@ -934,9 +947,9 @@ class SearchAgent:
 
     def _guided(self, v: PlayerView, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """A decision of the policy-guided search: the guide's most probable legal action is
-        the prior; a draw from the stock or the upcard and a discard are searched (both
-        draws; the guide's ``top`` discards and the base's), anything else (a meld, a lay-off,
-        a dig, a dug card to play) is the guide's."""
+        the prior (with ``lead="base"``, the base agent's move); a draw from the stock or the
+        upcard and a discard are searched (both draws; the guide's ``top`` discards and the
+        base's), anything else (a meld, a lay-off, a dig, a dug card to play) is the prior's."""
         legal = v.legal
         shape = getattr(self._guide, "obs_shape", None)
         if shape is not None and tuple(np.shape(observation)) != tuple(shape):
@@ -948,7 +961,7 @@ class SearchAgent:
                              f"for this table (pretrained:PRESET, ppo:PATH)")
         lg = np.asarray(self._guide.logits(observation), dtype=np.float64)[: len(action_mask)]
         order = sorted(legal, key=lambda a: (-lg[a], a))
-        prior = order[0]
+        prior = order[0] if self.lead == "guide" else self._heur.act(observation, action_mask)
         if v.phase == DRAW:
             if prior not in (DRAW_STOCK, DRAW_DISCARD) or v.bound >= 0:
                 return prior
@@ -1057,7 +1070,7 @@ def _guide_policy(spec: str) -> Any:
 
 def parse_options(text: str) -> dict[str, Any]:
     """Options of ``make_agent("search:...")`` as a dict: ``"N"`` (samples) or
-    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T,timing=0|1"`` (any
+    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T,timing=0|1,lead=L"`` (any
     subset; the ranges and meanings are ``SearchAgent``'s; a ``guide`` path cannot hold a comma).
 
     Raises:
@@ -1081,10 +1094,11 @@ def parse_options(text: str) -> dict[str, Any]:
         if key not in OPTION_NAMES:
             raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
                              f"(samples >= 1, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer >= 1, "
-                             f"base {' or '.join(BASES)}, guide a trained policy, top >= 1, timing 0 or 1)")
+                             f"base {' or '.join(BASES)}, guide a trained policy, top >= 1, timing 0 or 1, "
+                             f"lead {' or '.join(LEADS)})")
         if key in out:
             raise ValueError(f"search option {key!r} is given twice")
-        if key in ("policy", "base"):
+        if key in ("policy", "base", "lead"):
             out[key] = val.strip().lower()
             continue
         if key == "guide":  # a policy name (a path keeps its case)

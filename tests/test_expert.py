@@ -202,6 +202,52 @@ def test_guided_search_is_blind_to_hidden_cards_and_stock_order():
     check_blind(lambda: make_agent("search:guide=pretrained,samples=6,margin=0", seed=7))
 
 
+def test_guided_search_led_by_the_base_keeps_the_bases_move_and_searches_the_guides_discards():
+    """lead=base: the base agent's move (here heuristic:cutting's) is the prior and plays
+    the melds and lay-offs; the discards searched are the guide's top 2 plus the base's."""
+    from rummy_env.actions import DISCARD_BASE, DRAW_DISCARD, DRAW_STOCK, MELD_BASE
+
+    guide, cutting = make_agent("pretrained"), make_agent("heuristic:cutting")
+    gs = make_agent("search:guide=pretrained,lead=base,base=cutting,samples=2,top=2", seed=0)
+    assert (gs.lead, gs.base) == ("base", "cutting")
+    calls = []
+
+    def search(v, cands, prior):  # the search keeps its prior: the agent plays the base's game
+        calls.append((v.phase, list(cands), prior))
+        return prior
+
+    gs.search = search
+    env = rummy_v0.raw_env(rules="classic")
+    differ = 0
+    for seed in (1, 2):
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            ob = env.observe(env.agent_selection)
+            n = len(calls)
+            a = gs.act(ob["observation"], ob["action_mask"])
+            assert a == cutting.act(ob["observation"], ob["action_mask"])
+            differ += a != guide.act(ob["observation"], ob["action_mask"])
+            if len(calls) > n:
+                phase, cands, prior = calls[-1]
+                assert prior == a and prior in cands
+                if phase == engine.DRAW:
+                    assert cands == [DRAW_STOCK, DRAW_DISCARD]
+                else:  # the guide's two most probable legal discards, then the base's if another
+                    lg = guide.logits(ob["observation"])
+                    legal = np.flatnonzero(ob["action_mask"])
+                    disc = sorted((x for x in legal if DISCARD_BASE <= x < MELD_BASE), key=lambda x: (-lg[x], x))
+                    assert cands[:2] == disc[:2] and len(cands) <= 3 and a in cands
+            env.step(a)
+    assert differ >= 3  # the base's game, not the guide's
+    assert sum(p == engine.DRAW for p, _, _ in calls) >= 5 and sum(p != engine.DRAW for p, _, _ in calls) >= 5
+
+
+def test_guided_search_led_by_the_base_is_blind_to_hidden_cards_and_stock_order():
+    from test_search import check_blind
+
+    check_blind(lambda: make_agent("search:guide=pretrained,lead=base,base=cutting,samples=6,margin=0", seed=7))
+
+
 @pytest.mark.parametrize("spec, words", [
     ("search:guide=heuristic", "guide must be a trained policy"),
     ("search:guide=search", "guide must be a trained policy"),
@@ -210,6 +256,8 @@ def test_guided_search_is_blind_to_hidden_cards_and_stock_order():
     ("search:guide=pretrained,top=0", "top must be an int >= 1"),
     ("search:guide=", "guide needs a trained policy"),
     ("search:top=2", "top counts the guide's discards: it needs guide=POLICY"),
+    ("search:lead=base", "lead=base names the base agent's move as the prior of a guided search: it needs guide=POLICY"),
+    ("search:guide=pretrained,lead=policy", "lead must be one of guide, base, got 'policy'"),
 ])
 def test_guided_search_options_refused(spec, words):
     with pytest.raises(ValueError, match=words):
