@@ -128,7 +128,7 @@ CUTTING = {**HOLDING, "CUT_STOCK": 22}
 """The cutting heuristic's options (``heuristic:cutting``): the holding heuristic until the
 stock holds 22 cards or fewer, then it melds and lays off as the baseline does (a holder's
 going rummy then costs it less, RULES.md §5-§6). 22 was chosen at the classic two-player
-table (stock 31 after the deal) among 14-28 by duplicate matches against the holding
+table (stock 31 after the deal) among 16-26 and 31 by duplicate matches against the holding
 heuristic (docs/agents.md); at a table with a smaller stock it cuts sooner."""
 
 NAMED_OPTIONS = {"holding": HOLDING, "cutting": CUTTING}

@@ -412,8 +412,8 @@ class HeuristicAgent(_Scripted):
 
         Raises:
             ValueError: an unknown weight name, a value that is not a finite number >= 0, a
-                fraction for ``LATE_STOCK`` (a card count), or ``HOLD_MELDS`` other
-                than 0 or 1.
+                fraction for ``LATE_STOCK`` or ``CUT_STOCK`` (card counts), ``HOLD_MELDS``
+                other than 0 or 1, or ``CUT_STOCK`` > 0 without ``HOLD_MELDS=1``.
         """
         super().__init__(seed)
         for k, v in weights.items():
@@ -429,6 +429,10 @@ class HeuristicAgent(_Scripted):
             if kind is int and v != int(v):
                 raise ValueError(f"heuristic weight {k} counts cards: a whole number, got {v!r}")
             setattr(self, k, kind(v))
+        if self.CUT_STOCK and not self.HOLD_MELDS:
+            raise ValueError(f"heuristic option CUT_STOCK={self.CUT_STOCK} stops the holding of HOLD_MELDS=1, "
+                             f"and this agent does not hold (HOLD_MELDS=0): give HOLD_MELDS=1 too, or use "
+                             f"heuristic:cutting")
 
     JOKER_LAYOFF_ALWAYS = False
 

@@ -287,6 +287,9 @@ def test_cutting_heuristic_stops_holding_when_the_stock_is_down_to_cut_stock():
     assert make_agent("heuristic:cutting", 0).HOLD_MELDS == 1 and make_agent("heuristic:holding", 0).CUT_STOCK == 0
     with pytest.raises(ValueError, match="CUT_STOCK counts cards: a whole number"):
         make_agent("heuristic:cutting,CUT_STOCK=2.5")
+    with pytest.raises(ValueError, match=r"CUT_STOCK=5 stops the holding of HOLD_MELDS=1, and this agent does not hold"):
+        make_agent("heuristic:CUT_STOCK=5")  # an option that would change nothing is refused
+    assert make_agent("heuristic:CUT_STOCK=5,HOLD_MELDS=1", 0).CUT_STOCK == 5
     with pytest.raises(ValueError, match="option 'cuting' is not NAME=VALUE; 'holding', 'cutting' or pairs"):
         make_agent("heuristic:cuting")
 
