@@ -53,10 +53,11 @@ def make_agent(name: str, seed: int | None = None) -> Any:
             ``"onnx:DIR"`` or ``"MODULE:ATTR"`` (an outside agent, ``load_agent_spec``).
             ``OPTIONS`` of the search: ``N`` (determinizations per candidate,
             >= 1, default 32) or ``samples=N,margin=M,depth=D,halving=H,
-            policy=P,infer=I,base=B`` in any subset (``margin`` >= 0, default 2:
-            standard errors by which a candidate must beat the base agent's choice;
-            ``base`` ``holding`` (default: the heuristic that holds its melds until
-            it can go out) or ``heuristic``;
+            policy=P,infer=I,base=B,guide=G,top=T,timing=0|1,lead=L`` in any subset
+            (``margin`` >= 0, default 2: standard errors by which a candidate must beat the
+            base agent's choice; ``base`` ``holding`` (default: the heuristic that holds its
+            melds until it can go out), ``heuristic`` or ``cutting``; ``guide``, ``top`` and
+            ``lead``: the policy-guided search, docs/search.md;
             ``depth`` >= 0 turns per rollout before a deadwood evaluation, 0 = to
             the end of the hand, the default; ``halving`` 1 (default) or 0;
             ``policy`` ``greedy`` (default) or ``heuristic``; ``infer`` >= 1,
@@ -155,6 +156,10 @@ def heuristic_options(text: str, name: str = "") -> dict[str, float]:
         base, parts = dict(NAMED_OPTIONS[parts[0].strip().lower()]), parts[1:]
     out: dict[str, float] = {}
     for part in parts:
+        if part.strip().lower() in NAMED_OPTIONS:
+            raise ValueError(f"{where}: the named set {part.strip()!r} comes first and once, before any "
+                             f"NAME=VALUE pairs (e.g. heuristic:cutting,W_OUT=30); one of "
+                             f"{', '.join(NAMED_OPTIONS)}")
         k, eq, v = part.partition("=")
         k, v = k.strip().upper(), v.strip()
         if not eq or not k or not v:
@@ -294,4 +299,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "load_agent_spec", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "builtin_opponents", "PRETRAINED", "AGENT_NAMES", "BASELINES", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "load_agent_spec", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "builtin_opponents", "PRETRAINED", "AGENT_NAMES", "BASELINES", "CUTTING", "NAMED_OPTIONS", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]

@@ -405,7 +405,8 @@ class HeuristicAgent(_Scripted):
         lay off on the melds, which speeds their going out; RULES.md §3). This
         variant wins far more hands than the baseline (it is the training teacher).
         ``CUT_STOCK=N`` (with ``HOLD_MELDS=1``) stops the holding once the stock holds
-        ``N`` cards or fewer: from then on it melds and lays off as the baseline does,
+        ``N`` cards or fewer: from then on (a stock made again from the pile too) it melds and lays off
+        as the baseline does,
         cutting what an opponent's going rummy would cost it (``heuristic:cutting``:
         ``N = 22``, chosen at the classic two-player table, whose stock starts at 31;
         0, the default: it holds to the end of the hand).
@@ -430,9 +431,9 @@ class HeuristicAgent(_Scripted):
                 raise ValueError(f"heuristic weight {k} counts cards: a whole number, got {v!r}")
             setattr(self, k, kind(v))
         if self.CUT_STOCK and not self.HOLD_MELDS:
-            raise ValueError(f"heuristic option CUT_STOCK={self.CUT_STOCK} stops the holding of HOLD_MELDS=1, "
-                             f"and this agent does not hold (HOLD_MELDS=0): give HOLD_MELDS=1 too, or use "
-                             f"heuristic:cutting")
+            raise ValueError(f"heuristic option CUT_STOCK={self.CUT_STOCK} (the stock size at which a holder stops "
+                             f"holding) needs HOLD_MELDS=1: with HOLD_MELDS=0 the agent never holds and CUT_STOCK "
+                             f"would change nothing; set HOLD_MELDS=1, or CUT_STOCK=0")
 
     JOKER_LAYOFF_ALWAYS = False
 
@@ -442,9 +443,12 @@ class HeuristicAgent(_Scripted):
 
     def holds_melds(self, v: PlayerView) -> bool:
         """``HOLD_MELDS`` (RULES.md §3: melds on the table let opponents lay off; going
-        rummy scores ``rummy_multiplier`` times), until the stock holds ``CUT_STOCK``
-        cards or fewer (when ``CUT_STOCK`` > 0)."""
-        return bool(self.HOLD_MELDS) and not (self.CUT_STOCK and v.stock_size <= self.CUT_STOCK)
+        rummy scores ``rummy_multiplier`` times); with ``CUT_STOCK`` > 0, only until the
+        stock holds ``CUT_STOCK`` cards or fewer for the first time: not once the stock
+        has been made again from the discard pile (§6) or the seat has put cards down this hand."""
+        if not self.HOLD_MELDS:
+            return False
+        return not (self.CUT_STOCK and (v.stock_size <= self.CUT_STOCK or v.recycles > 0 or v.has_melded))
 
     def _variant_discard(self, v: PlayerView, cand: int, loose: int) -> int:
         """The discard score of the standard tables (``_choose_discard``) among the loose

@@ -1086,6 +1086,8 @@ def parse_options(text: str) -> dict[str, Any]:
         if "=" in p:
             key, _, val = p.partition("=")
             key = key.strip().lower()
+        elif i == 0 and p.lower() in OPTION_NAMES:
+            raise ValueError(f"search option {p!r} needs a value: {p.lower()}=VALUE (e.g. 'search:samples=32,base=cutting')")
         elif i == 0:
             key, val = "samples", p
         else:
@@ -1113,6 +1115,9 @@ def parse_options(text: str) -> dict[str, Any]:
             kind = "a number" if key == "margin" else "0 or 1" if key in ("halving", "timing") else "an int"
             raise ValueError(f"search option {key} must be {kind}, got {val.strip()!r}") from None
         out[key] = iv
+    if "lead" in out and not out.get("guide"):
+        raise ValueError("search option lead names whose move a guided search keeps: it needs guide=POLICY "
+                         "(e.g. 'search:guide=pretrained,lead=base')")
     if "top" in out and not out.get("guide"):
         raise ValueError("search option top counts the guide's discards: it needs guide=POLICY "
                          "(e.g. 'search:guide=pretrained,top=2')")

@@ -29,7 +29,8 @@ MAX_SEED = 2**62 - 1
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``rummy eval`` flags to ``parser``."""
     parser.add_argument("--agents", nargs="+", required=True, metavar="NAME",
-                        help="two or more agents: random, greedy, heuristic, search, search:OPTIONS, pretrained, "
+                        help="two or more agents: random, greedy, heuristic, heuristic:OPTIONS (heuristic:holding, "
+                             "heuristic:cutting, NAME=VALUE weights), search, search:OPTIONS, pretrained, "
                              "pretrained:PRESET, ppo:PATH, onnx:DIR, or MODULE:ATTR (an outside agent on PYTHONPATH)")
     parser.add_argument("--rules", default="classic", help="rules preset (default: classic)")
     parser.add_argument("--deals", type=int, default=200,

@@ -295,7 +295,8 @@ class Game:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opponent", default="pretrained", metavar="NAME",
                         help="agent for the other seat(s), as make_agent takes it: pretrained (default; "
-                             "heuristic when none is shipped or it does not fit the table), heuristic, greedy, random, search, "
+                             "heuristic when none is shipped or it does not fit the table), heuristic, heuristic:cutting (the "
+                             "strongest scripted player), heuristic:OPTIONS, greedy, random, search, search:OPTIONS, "
                              "ppo:PATH, onnx:DIR, MODULE:ATTR")
     parser.add_argument("--rules", default="classic", metavar="PRESET", help="rules preset (default classic)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the opponents")

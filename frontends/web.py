@@ -836,8 +836,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"TCP port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
     parser.add_argument("--agent", default=DEFAULT_AGENT, metavar="NAME",
                         help=f"the opponent: '{DEFAULT_AGENT}' (default: the shipped policy, exported to ONNX on "
-                             "first use; needs torch and onnx once), or a make_agent name: heuristic, greedy, "
-                             "random, pretrained, search, onnx:DIR, ppo:PATH; at each table the default is the policy "
+                             "first use; needs torch and onnx once), or a make_agent name: heuristic, heuristic:cutting (the "
+                             "strongest scripted player), heuristic:OPTIONS, greedy, random, pretrained, search, "
+                             "search:OPTIONS, onnx:DIR, ppo:PATH; at each table the default is the policy "
                              "shipped for it (classic, rum500, jokers), heuristic where none is shipped")
     parser.add_argument("--rules", default="classic", metavar="RULES",
                         help="the rules of a new match: a preset name (classic, turnover, deadwood, stalemate, "

@@ -282,16 +282,33 @@ def test_cutting_heuristic_stops_holding_when_the_stock_is_down_to_cut_stock():
         assert cutting.startswith("meld") == cut, (stock_size, cutting)
         if not cut:
             assert cutting == holding
+    # once cut, it stays cut: a stock made again from the discard pile (RULES.md §6), 30 cards
+    # again, or a seat that has put cards down already, melds at once
+    _, obs, mask = observe({**full, "recycles": 1})
+    assert text(make_agent("heuristic:cutting", 0).act(obs, mask)).startswith("meld")
+    assert text(make_agent("heuristic:holding", 0).act(obs, mask)).startswith("discard")
+    # a seat that melded the kings earlier (8 cards: 10 dealt - 3 + 1 drawn; the opponent 5,
+    # after the hearts), stock 30: 2C-4C and the nines would leave 6D and 3S, so it cannot
+    # go out this turn
+    pos = position([["2C", "3C", "4C", "9D", "9S", "9H", "6D", "3S"], ["AH", "AS", "AD", "QH", "QS"]],
+                   melds=melds, has_melded=[True, True])
+    _, obs, mask = observe(pos)
+    assert len(pos["stock"]) == 30
+    assert text(make_agent("heuristic:cutting", 0).act(obs, mask)).startswith("meld")
+    assert text(make_agent("heuristic:holding", 0).act(obs, mask)).startswith("discard")
     assert CUTTING == {**HOLDING, "CUT_STOCK": 22}
     assert make_agent("heuristic:cutting,CUT_STOCK=10", 0).CUT_STOCK == 10
     assert make_agent("heuristic:cutting", 0).HOLD_MELDS == 1 and make_agent("heuristic:holding", 0).CUT_STOCK == 0
     with pytest.raises(ValueError, match="CUT_STOCK counts cards: a whole number"):
         make_agent("heuristic:cutting,CUT_STOCK=2.5")
-    with pytest.raises(ValueError, match=r"CUT_STOCK=5 stops the holding of HOLD_MELDS=1, and this agent does not hold"):
+    with pytest.raises(ValueError, match=r"CUT_STOCK=5 \(the stock size at which a holder stops holding\) needs HOLD_MELDS=1"):
         make_agent("heuristic:CUT_STOCK=5")  # an option that would change nothing is refused
     assert make_agent("heuristic:CUT_STOCK=5,HOLD_MELDS=1", 0).CUT_STOCK == 5
     with pytest.raises(ValueError, match="option 'cuting' is not NAME=VALUE; 'holding', 'cutting' or pairs"):
         make_agent("heuristic:cuting")
+    for spec in ("heuristic:cutting,cutting", "heuristic:holding,cutting", "heuristic:CUT_STOCK=10,cutting"):
+        with pytest.raises(ValueError, match="the named set 'cutting' comes first and once"):
+            make_agent(spec)
 
 
 # ----------------------------------------------------------------- observation only

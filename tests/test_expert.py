@@ -43,7 +43,7 @@ def test_heuristic_options_build_the_named_weights():
     ("heuristic:W_OUT=x", "W_OUT must be a number"),
     ("heuristic:W_OUT=1,W_OUT=2", "given twice"),
     ("heuristic:HOLD_MELDS=2", "agent 'heuristic:HOLD_MELDS=2': heuristic option HOLD_MELDS is 0"),
-    ("heuristic:W_OUT=1,holding", "option 'holding' is not NAME=VALUE"),
+    ("heuristic:W_OUT=1,holding", "the named set 'holding' comes first and once"),
     ("heuristic:LATE_STOCK=2.5", "whole number"),
 ])
 def test_heuristic_options_refuse_bad_ones(spec, words):
@@ -256,7 +256,9 @@ def test_guided_search_led_by_the_base_is_blind_to_hidden_cards_and_stock_order(
     ("search:guide=pretrained,top=0", "top must be an int >= 1"),
     ("search:guide=", "guide needs a trained policy"),
     ("search:top=2", "top counts the guide's discards: it needs guide=POLICY"),
-    ("search:lead=base", "lead=base names the base agent's move as the prior of a guided search: it needs guide=POLICY"),
+    ("search:lead=base", "lead names whose move a guided search keeps: it needs guide=POLICY"),
+    ("search:lead=guide", "lead names whose move a guided search keeps: it needs guide=POLICY"),
+    ("search:base", r"search option 'base' needs a value: base=VALUE"),
     ("search:guide=pretrained,lead=policy", "lead must be one of guide, base, got 'policy'"),
 ])
 def test_guided_search_options_refused(spec, words):
