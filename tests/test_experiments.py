@@ -245,3 +245,14 @@ def test_the_cutting_clone_config_clones_the_cutting_heuristic():
     cfg = TrainConfig.from_toml(ROOT / "issue25_cutting_clone.toml")
     assert (cfg.warmstart_teacher, cfg.init_policy, cfg.fixed_opponent) == ("heuristic:cutting", "", "heuristic:cutting")
     assert (cfg.trunk, cfg.net_arch, cfg.reward) == (256, [128], "points+match")
+
+
+def test_the_cutting_pool_config_is_the_shipped_config_with_the_cutter_in_the_pool():
+    from rummy_env.train.config import TrainConfig, tomllib
+
+    shipped = tomllib.loads((ROOT.parent / "agents" / "pretrained" / "config.toml").read_text())
+    stage = tomllib.loads((ROOT / "issue25_cutting_pool.toml").read_text())
+    changed = {k for k in shipped if shipped[k] != stage.get(k)}
+    assert changed == {"timesteps", "seed", "out", "init_policy", "fixed_opponent", "eval_every", "opponent_weights"}
+    cfg = TrainConfig.from_dict(stage)
+    assert (cfg.init_policy, cfg.fixed_opponent, cfg.opponent_weights["fixed"]) == ("pretrained", "heuristic:cutting", 0.3)
