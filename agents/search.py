@@ -1008,7 +1008,7 @@ class SearchAgent:
         vals: dict[int, list[float]] = {a: [] for a in cands}
         alive = list(cands)
         done = 0
-        depth, policy = self.depth, self.policy
+        value = self.value
         for r in range(rounds):
             m = per_round if r < rounds - 1 else max(1, total - done)
             for _ in range(m):
@@ -1017,12 +1017,19 @@ class SearchAgent:
                 for a in alive:
                     s = base.copy()
                     engine.apply(s, a)
-                    vals[a].append(rollout(s, 0, depth, policy=policy))
+                    vals[a].append(value(s))
             done += m
             if r < rounds - 1 and len(alive) > 2:
                 alive.sort(key=lambda a: (a != prior, -sum(vals[a]) / len(vals[a]), a))
                 alive = alive[: max(2, (len(alive) + 1) // 2)]
         return self.choose(vals, alive, prior)
+
+    def value(self, s: GameState) -> float:
+        """One sample's value of a candidate: ``s`` (the sample with the candidate played,
+        changed in place) played on by ``rollout`` with this search's ``depth`` and rollout
+        ``policy``; the searching seat's (seat 0's) hand points (RULES.md §5-§6). A subclass
+        may value the finished sample otherwise (``experiments/issue25_match_value.py``)."""
+        return rollout(s, 0, self.depth, policy=self.policy)
 
     def choose(self, vals: dict[int, list[float]], alive: list[int], prior: int | None) -> int:
         """The search's choice from its samples: ``vals`` maps each candidate action id

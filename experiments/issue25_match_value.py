@@ -29,14 +29,13 @@ observation).
 """
 from __future__ import annotations
 
-import random
 from collections import Counter
 from functools import lru_cache
 
 import numpy as np
 
 from rummy_env import engine
-from rummy_env.agents.search import Knowledge, SearchAgent, determinize, rollout
+from rummy_env.agents.search import SearchAgent, rollout
 from rummy_env.rules import Rules
 
 
@@ -91,38 +90,15 @@ def match_value(s: engine.GameState, seat: int = 0) -> float:
 
 class MatchValueSearch(SearchAgent):
     """``SearchAgent`` whose rollouts are valued by ``match_value`` at a table with a target
-    (the hand's points at a table without one). The rest is ``SearchAgent.search``:
-    successive halving, the prior kept unless beaten by ``margin`` standard errors."""
+    (the hand's points at a table without one, or whose melds score). The rest is
+    ``SearchAgent.search``: successive halving, the prior kept unless beaten by ``margin``
+    standard errors."""
 
-    def search(self, v, cands: list[int], prior: int | None = None) -> int:
-        if v.target <= 0 or v.melds_scoring:
-            return super().search(v, cands, prior)
-        k = Knowledge(v)
-        rng = random.Random(self._rng.getrandbits(64))
-        total = self.samples
-        if self.halving and len(cands) > 2:
-            rounds = max(1, (len(cands) - 1).bit_length())
-            per_round = max(1, total // rounds)
-        else:
-            rounds, per_round = 1, total
-        vals: dict[int, list[float]] = {a: [] for a in cands}
-        alive = list(cands)
-        done = 0
-        for r in range(rounds):
-            m = per_round if r < rounds - 1 else max(1, total - done)
-            for _ in range(m):
-                base = determinize(k, rng, self.infer)
-                engine.legal_actions(base)
-                for a in alive:
-                    s = base.copy()
-                    engine.apply(s, a)
-                    rollout(s, 0, self.depth, policy=self.policy)
-                    vals[a].append(match_value(s, 0))
-            done += m
-            if r < rounds - 1 and len(alive) > 2:
-                alive.sort(key=lambda a: (a != prior, -sum(vals[a]) / len(vals[a]), a))
-                alive = alive[: max(2, (len(alive) + 1) // 2)]
-        return self.choose(vals, alive, prior)
+    def value(self, s) -> float:
+        if not s.rules.target or s.table.melds_scoring:
+            return super().value(s)
+        rollout(s, 0, self.depth, policy=self.policy)
+        return match_value(s, 0)
 
 
 def plain(seed: int | None = None) -> MatchValueSearch:
