@@ -576,4 +576,16 @@ class HeuristicAgent(_Scripted):
         return best[1]
 
 
-__all__ = ["GreedyAgent", "HeuristicAgent"]
+HOLDING = {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0}
+"""The holding heuristic's options (``heuristic:holding``): it keeps its melds and lay-offs
+in hand until it can go out in one turn (RULES.md §3, §6: going rummy pays double), and
+weighs live outs and weak windows as the shipped policy's teacher does."""
+
+CUTTING = {**HOLDING, "CUT_STOCK": 22}
+"""The cutting heuristic's options (``heuristic:cutting``): the holding heuristic until the
+stock holds 22 cards or fewer, then it melds and lays off as the baseline does (a holder's
+going rummy then costs it less, RULES.md §5-§6). 22 was chosen at the classic two-player
+table (stock 31 after the deal) among 16-26 and 31 by duplicate matches against the holding
+heuristic (docs/agents.md); at a table with a smaller stock it cuts sooner."""
+
+__all__ = ["GreedyAgent", "HeuristicAgent", "HOLDING", "CUTTING"]

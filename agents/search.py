@@ -69,7 +69,7 @@ from rummy_env.observation import Encoder, PlayerView
 from rummy_env.rules import Rules, default_hand_size
 from rummy_env.table import Table
 
-from .scripted import GreedyAgent, HeuristicAgent
+from .scripted import CUTTING, HOLDING, GreedyAgent, HeuristicAgent
 
 DEFAULT_SAMPLES = 32
 DEFAULT_DEPTH = 0
@@ -80,8 +80,7 @@ OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "bas
 LEADS = ("guide", "base")
 """Whose move a guided search keeps unless beaten (``lead``): the guide's or the base agent's."""
 DEFAULT_TOP = 3
-BASES = {"heuristic": {}, "holding": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0},  # agents.HOLDING
-         "cutting": {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0, "CUT_STOCK": 22}}  # agents.CUTTING
+BASES = {"heuristic": {}, "holding": HOLDING, "cutting": CUTTING}
 """The scripted agent whose moves the search keeps unless a candidate beats them
 (``base``): the baseline heuristic, the holding heuristic that keeps its melds in
 hand until it can go out in one turn (the training's teacher), or the cutting heuristic,
@@ -970,7 +969,7 @@ class SearchAgent:
         if v.bound >= 0 or not DISCARD_BASE <= prior < MELD_BASE:
             return prior
         cands = [a for a in order if DISCARD_BASE <= a < MELD_BASE][: self.top]
-        base = self._base_move(v)
+        base = prior if self.lead == "base" else self._base_move(v)  # led by the base: its move is the prior
         if DISCARD_BASE <= base < MELD_BASE and base not in cands:
             cands.append(base)
         self._add_put_down(v, cands)

@@ -95,6 +95,10 @@ class MatchValueSearch(SearchAgent):
     standard errors."""
 
     def value(self, s) -> float:
+        """``s`` (a sample with a candidate played, changed in place) played to the end of
+        its hand by the rollout policy (``depth`` 0, the default), then valued by ``match_value`` for seat 0: a chance
+        in [0, 1]; at a table without a target or whose melds score (RULES.md §10.4), the
+        hand's points (``SearchAgent.value``)."""
         if not s.rules.target or s.table.melds_scoring:
             return super().value(s)
         rollout(s, 0, self.depth, policy=self.policy)

@@ -29,6 +29,9 @@ class PartSearch(SearchAgent):
         self.part = part
 
     def search(self, v, cands: list[int], prior: int | None = None) -> int:
+        """``SearchAgent.search`` for the decision of ``part`` (``v.phase``: the draw or the
+        play phase, RULES.md §3); for the other one the ``prior`` (the guide's move) at once,
+        with no values (``last_values`` empty)."""
         searched = "draw" if v.phase == DRAW else "discard"
         if searched != self.part and prior is not None:
             self.last_values = {}

@@ -265,7 +265,7 @@ def test_cutting_heuristic_stops_holding_when_the_stock_is_down_to_cut_stock():
     # cards in the stock. heuristic:cutting (CUT_STOCK = 22) holds as the holding heuristic
     # does while the stock holds 23 cards or more and melds from 22 on; the holding
     # heuristic holds at any stock size.
-    from rummy_env.agents import CUTTING, HOLDING, make_agent
+    from rummy_env.agents import CUTTING, make_agent
 
     hand = ["2C", "3C", "4C", "5C", "9D", "9S", "9H", "9C", "KH", "6D", "3S"]
     melds = [["KC", "KD", "KS"], ["4H", "5H", "6H", "7H", "8H"]]
@@ -296,7 +296,7 @@ def test_cutting_heuristic_stops_holding_when_the_stock_is_down_to_cut_stock():
     assert len(pos["stock"]) == 30
     assert text(make_agent("heuristic:cutting", 0).act(obs, mask)).startswith("meld")
     assert text(make_agent("heuristic:holding", 0).act(obs, mask)).startswith("discard")
-    assert CUTTING == {**HOLDING, "CUT_STOCK": 22}
+    assert CUTTING == {"HOLD_MELDS": 1, "W_OUT": 24.0, "W_WEAK": 6.0, "CUT_STOCK": 22}
     assert make_agent("heuristic:cutting,CUT_STOCK=10", 0).CUT_STOCK == 10
     assert make_agent("heuristic:cutting", 0).HOLD_MELDS == 1 and make_agent("heuristic:holding", 0).CUT_STOCK == 0
     with pytest.raises(ValueError, match="CUT_STOCK counts cards: a whole number"):

@@ -382,13 +382,6 @@ def test_base_option_picks_the_kept_agent():
         make_agent("search:base=teacher")
 
 
-def test_the_search_bases_are_the_named_heuristics():
-    from rummy_env.agents import CUTTING, HOLDING
-    from rummy_env.agents.search import BASES
-
-    assert BASES == {"heuristic": {}, "holding": HOLDING, "cutting": CUTTING}
-
-
 # ----------------------------------------------------------------- the deck-variant tables (RULES.md §10.1-10.3)
 
 VARIANT_TABLES = {
