@@ -591,3 +591,13 @@ def test_build_config_maps_the_train_config_as_sb3_reads_it(rllib_env):
     assert c.rl_module_spec.model_config["precision"] == "bfloat16"
     c1 = rllib.build_config(cfg, rules, num_env_runners=1, envs_per_env_runner=8)
     assert (c1.num_envs_per_env_runner, c1.rollout_fragment_length) == (8, 86)
+
+
+def test_the_rllib_backend_refuses_a_discard_head(rllib_env, tmp_path):
+    """``discard_head = "cards"`` is a network of the SB3 backend only: refused before any work."""
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig(out=str(tmp_path / "r"), discard_head="cards", warmstart_decisions=0, progress=False)
+    with pytest.raises(ValueError, match="discard_head 'cards' is a network of the SB3 backend only"):
+        rllib.RLlibTrainer(cfg, verbose=0)
+    assert not (tmp_path / "r").exists()

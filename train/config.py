@@ -58,6 +58,10 @@ FEATURES = ("cards", "cards+jokers", "none")
 the card features with the joker planes (a table with jokers only), or none."""
 
 
+DISCARD_HEADS = ("dense", "cards")
+"""The ``discard_head`` values (``TrainConfig.discard_head``)."""
+
+
 def check_features(features: object, table: Any = None) -> None:
     """Raise ``ValueError`` unless ``features`` is one of ``FEATURES`` (and, with ``table``
     given, a ``Table``, ``"cards+jokers"`` only where ``table.jokers``, RULES.md §10.2)."""
@@ -154,6 +158,14 @@ class TrainConfig:
     trunk: int = 256
     """Width of one learned Linear+Tanh layer after the features, shared by the policy
     and the value network (0: none; net_arch's layers then start from the features)."""
+    discard_head: str = "dense"
+    """How the policy scores its discards: "dense", by the action head alone (one weight
+    row per ``discard <card>`` id, the network of every policy shipped so far); "cards", a
+    small network shared by the 52 cards (``features.CardDiscardHead``: each card scored from
+    the card features at it and its seven neighbours) adds its score to each discard logit.
+    "cards" needs ``features`` "cards" or "cards+jokers" and the SB3 backend; it costs about
+    three times the dense network's forward pass. A dense policy given as ``init_policy``
+    gets a new head that starts at zero (it plays as it did until trained)."""
 
     # --- warm start (behaviour cloning before self-play; train/warmstart.py)
     warmstart_teacher: str = "heuristic"
@@ -352,6 +364,12 @@ class TrainConfig:
             raise ValueError(f"snapshot_rotation must be an int >= 0 (learner timesteps; 0: no windows), "
                              f"got {self.snapshot_rotation!r}")
         check_features(self.features)  # and "cards+jokers" at a table with jokers: the trainer checks it
+        if self.discard_head not in DISCARD_HEADS:
+            raise ValueError(f"discard_head must be one of {', '.join(repr(h) for h in DISCARD_HEADS)}, "
+                             f"got {self.discard_head!r}")
+        if self.discard_head == "cards" and self.features == "none":
+            raise ValueError("discard_head 'cards' scores each discard from the card features: it needs features "
+                             "'cards' or 'cards+jokers', not 'none'")
         if not self.net_arch or not all(isinstance(x, int) and x > 0 for x in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")
 

@@ -21,7 +21,8 @@ name               dtype      shape              meaning
 table). The mask is applied inside the graph, so ``softmax(masked_logits)`` gives illegal
 actions probability exactly 0 (``exp(-1e9 - max)`` underflows to 0 in float32). The
 logits are those of SB3's ``policy.action_net(mlp_extractor.policy_net(features))``,
-the network SB3's ``docs/guide/export.md`` exports. A row whose mask is all zeros
+the network SB3's ``docs/guide/export.md`` exports (with a discard head, its scores added
+to the discard logits: ``features.CardDiscardHead``). A row whose mask is all zeros
 (no seat to move) has no meaning: every logit is ``MASK_FILL`` and ``action`` is 0.
 
 ``spec.json`` describes everything a frontend in another language needs: the env
@@ -204,9 +205,16 @@ def _onnx_module(policy: Any) -> Any:
             self.action_net = policy.action_net
 
         def forward(self, observation: torch.Tensor, action_mask: torch.Tensor):
-            logits = self.action_net(self.policy_net(self.features_extractor(observation.float())))
+            fx = self.features_extractor
+            if getattr(fx, "discard_scorer", None) is None:
+                logits = self.action_net(self.policy_net(fx(observation.float())))
+            else:  # the discard head's scores added to the discard logits (train/features.py)
+                full = fx.full_features(observation)
+                logits = add_discard_scores(self.action_net(self.policy_net(fx(full))), fx.discard_scores(full))
             masked = mask_logits(logits, action_mask)
             return masked, torch.argmax(masked, dim=1)
+
+    from .features import add_discard_scores
 
     return OnnxablePolicy(policy).eval()
 

@@ -169,6 +169,115 @@ class CardMeldFeatures(nn.Module):
         return torch.cat(out, dim=1)
 
 
+DISCARD_HIDDEN = (64, 32)
+"""Hidden widths of ``CardDiscardHead``'s scorer (shared by the 52 cards)."""
+CARD_PLANES = 2 * PER_HAND + 1 + UNSEEN + 2  # CardMeldFeatures' planes of 52 after the observation (23)
+
+
+def card_neighbours() -> torch.Tensor:
+    """int64 ``[52, 8]``: for card ``c`` (suit ``c // 13``, rank ``c % 13``) ``c`` itself, the
+    three other cards of its rank in suit order, then the cards of its suit two below, one
+    below, one above and two above, counted around the corner (the king is below the ace:
+    whether a run may turn there is the ``rule_aces`` input's to tell, RULES.md §4, §10.1)."""
+    nb = torch.empty(52, 8, dtype=torch.long)
+    for c in range(52):
+        s, r = divmod(c, 13)
+        nb[c, 0] = c
+        nb[c, 1:4] = torch.tensor([t * 13 + r for t in range(4) if t != s])
+        nb[c, 4:] = torch.tensor([s * 13 + (r + d) % 13 for d in (-2, -1, 1, 2)])
+    return nb
+
+
+class CardDiscardHead(nn.Module):
+    """A discard scorer shared by the 52 cards (``discard_head = "cards"``): what it learns
+    about a card it knows for every card, where a dense action head learns each
+    ``discard <card>`` logit on its own (issue 25: a clone of ``heuristic:cutting`` with the
+    dense head got a quarter of its teacher's discards wrong on its own positions; a shared
+    scorer fitted on the same positions agreed on about 95% of held-out ones, experiments/
+    issue25_card_discards.py).
+
+    Card ``c``'s score reads, from ``CardMeldFeatures``' output, every card plane (the
+    observation's ``num_card_planes(n)`` and the 23 feature planes, plus the 4 joker planes with
+    ``jokers``) at ``c`` and at its seven neighbours (``card_neighbours``), the rest of the
+    observation (scalars, the table's rules, at the deck-variant tables their extra pieces),
+    the two loose-card counts and ``c``'s rank (one-hot), through
+    ``Linear, ReLU, Linear, ReLU, Linear`` (``DISCARD_HIDDEN`` wide, then 1). The policy adds
+    the scores to the ``discard <card>`` logits (``add_discard_scores``). The last layer
+    starts at zero, so a new head leaves the logits as they were (a dense policy loaded
+    into a network with the head plays as before until trained).
+
+    Shapes: input float32 ``[B, core.out_dim]`` (``CardMeldFeatures``' output), output
+    float32 ``[B, 52]``.
+    """
+
+    def __init__(self, core: "CardMeldFeatures", hidden: tuple[int, ...] = DISCARD_HIDDEN) -> None:
+        super().__init__()
+        self.obs_dim, self.planes = core.obs_dim, core.planes
+        self.feature_planes = CARD_PLANES + (4 if core.jokers else 0)
+        self.register_buffer("nb", card_neighbours(), persistent=False)
+        self.register_buffer("ranks", torch.eye(13)[torch.arange(52) % 13], persistent=False)
+        width = 8 * (self.planes + self.feature_planes) + (self.obs_dim - 52 * self.planes) + 2 * LOOSE_COUNTS + 13
+        layers: list[nn.Module] = []
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        last = nn.Linear(width, 1)
+        nn.init.zeros_(last.weight)
+        nn.init.zeros_(last.bias)
+        self.net = nn.Sequential(*layers, last)
+
+    def inputs(self, full: torch.Tensor) -> torch.Tensor:
+        """Float32 ``[B, 52, D]``: each card's input row (see the class docstring)."""
+        b, o = full.shape[0], self.obs_dim
+        counts_at = o + 52 * CARD_PLANES
+        planes = [full[:, : 52 * self.planes].reshape(b, self.planes, 52),
+                  full[:, o:counts_at].reshape(b, CARD_PLANES, 52)]
+        if self.feature_planes > CARD_PLANES:  # the joker planes, after the loose counts
+            start = counts_at + 2 * LOOSE_COUNTS
+            planes.append(full[:, start:start + 4 * 52].reshape(b, 4, 52))
+        near = torch.cat(planes, 1)[:, :, self.nb]                                      # [B, P, 52, 8]
+        near = near.permute(0, 2, 1, 3).reshape(b, 52, -1)
+        rest = torch.cat([full[:, 52 * self.planes:o], full[:, counts_at:counts_at + 2 * LOOSE_COUNTS]], 1)
+        return torch.cat([near, rest[:, None, :].expand(b, 52, rest.shape[1]),
+                          self.ranks.to(full.dtype).expand(b, 52, 13)], 2)
+
+    def forward(self, full: torch.Tensor) -> torch.Tensor:
+        """``self.net(self.inputs(full))`` ``[B, 52]``, computed without building the inputs:
+        the first layer's product split into the planes at the neighbours (gathered once, a
+        card's eight in a row), the rest of the observation (once per row, not per card) and
+        the rank (once per card), then summed (about twice as fast)."""
+        b, o = full.shape[0], self.obs_dim
+        counts_at = o + 52 * CARD_PLANES
+        planes = [full[:, : 52 * self.planes].reshape(b, self.planes, 52),
+                  full[:, o:counts_at].reshape(b, CARD_PLANES, 52)]
+        if self.feature_planes > CARD_PLANES:
+            start = counts_at + 2 * LOOSE_COUNTS
+            planes.append(full[:, start:start + 4 * 52].reshape(b, 4, 52))
+        p = self.planes + self.feature_planes
+        at = torch.nn.functional.pad(torch.cat(planes, 1), (0, 1)).transpose(1, 2)      # [B, 53, P]
+        near = at[:, self.nb.reshape(-1)].reshape(b, 52, 8 * p)                       # slot-major
+        rest = torch.cat([full[:, 52 * self.planes:o], full[:, counts_at:counts_at + 2 * LOOSE_COUNTS]], 1)
+        first = self.net[0]
+        w = first.weight
+        w_near = w[:, : 8 * p].reshape(-1, p, 8).transpose(1, 2).reshape(-1, 8 * p)  # inputs() is plane-major
+        w_rest, w_rank = w[:, 8 * p: 8 * p + rest.shape[1]], w[:, 8 * p + rest.shape[1]:]
+        h = (near @ w_near.t() + (rest @ w_rest.t() + first.bias)[:, None, :]
+             + (self.ranks.to(w.dtype) @ w_rank.t()).to(near.dtype))
+        return self.net[1:](h).squeeze(-1)
+
+
+def add_discard_scores(logits: torch.Tensor, scores: torch.Tensor | None) -> torch.Tensor:
+    """``logits`` float ``[B, N]`` with ``scores`` ``[B, 52]`` added to the ``discard <card>``
+    ids (``actions.DISCARD_BASE`` + card, the same ids at every kind of table); ``scores``
+    None: ``logits`` unchanged."""
+    if scores is None:
+        return logits
+    from rummy_env.actions import DISCARD_BASE
+
+    pad = (DISCARD_BASE, logits.shape[1] - DISCARD_BASE - 52)
+    return logits + torch.nn.functional.pad(scores.to(logits.dtype), pad)
+
+
 class CardFeatures(BaseFeaturesExtractor):
     """SB3 features extractor: the observation, optionally followed by ``CardMeldFeatures``
     (``cards=True``), optionally followed by one learned ``Linear + Tanh`` layer of width
@@ -186,13 +295,20 @@ class CardFeatures(BaseFeaturesExtractor):
     The deck-variant pieces after the standard layout pass through unchanged; ``jokers=True``
     adds the joker planes (``CardMeldFeatures``, a table with jokers only).
 
+    ``discard_head=True`` (``TrainConfig.discard_head = "cards"``) also holds a
+    ``CardDiscardHead`` (``discard_scorer``), which ``forward`` does not use: the policy adds
+    ``discard_scores(full)`` to its logits (``add_discard_scores``; ``full``: the card features,
+    ``full_features``). Its weights are the extractor's, so they are saved, loaded and copied
+    with it.
+
     Raises:
         ValueError: the observation space is not a flat Box of the table, ``trunk < 0``, or
-            ``jokers`` without ``cards`` or at a table without jokers.
+            ``jokers`` or ``discard_head`` without ``cards``, or ``jokers`` at a table without jokers.
     """
 
     def __init__(self, observation_space: gym.spaces.Box, cards: bool = True, trunk: int = 0,
-                 num_players: int | None = None, kind: str | None = None, jokers: bool = False) -> None:
+                 num_players: int | None = None, kind: str | None = None, jokers: bool = False,
+                 discard_head: bool = False) -> None:
         if len(observation_space.shape) != 1:
             raise ValueError(f"CardFeatures needs a flat observation, got shape {observation_space.shape}")
         if not isinstance(trunk, int) or trunk < 0:
@@ -209,6 +325,10 @@ class CardFeatures(BaseFeaturesExtractor):
         self.num_players, self.kind = num_players, kind  # the table, told (ActorNet.from_policy copies it)
         self.core = core
         self.trunk = nn.Sequential(nn.Linear(width, trunk), nn.Tanh()) if trunk else nn.Identity()
+        if discard_head and not cards:
+            raise ValueError("discard_head=True scores the discards from the card features: it needs cards=True")
+        # not part of forward (the features the MLPs read): the policy adds its scores to the logits
+        self.discard_scorer = CardDiscardHead(core) if discard_head else None
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         """``observations`` float32 ``[B, obs_dim]``, or with ``cards`` ``[B, obs_dim + EXTRA]``
@@ -220,6 +340,19 @@ class CardFeatures(BaseFeaturesExtractor):
         if self.has_fixed and x.shape[1] == self.core.out_dim:
             return self.trunk(x)
         return self.trunk(self.core(x))
+
+    def full_features(self, observations: torch.Tensor) -> torch.Tensor:
+        """Float32 ``[B, core.out_dim]``: the observations followed by their card features
+        (given as they are when they already are: ``[B, obs_dim + EXTRA]``)."""
+        x = observations.float()
+        if self.has_fixed and x.shape[1] == self.core.out_dim:
+            return x
+        return self.core(x)
+
+    def discard_scores(self, full: torch.Tensor) -> torch.Tensor | None:
+        """The ``discard_scorer``'s float32 ``[B, 52]`` scores of ``full`` (``full_features``),
+        None without a discard head."""
+        return None if self.discard_scorer is None else self.discard_scorer(full)
 
     @property
     def has_fixed(self) -> bool:

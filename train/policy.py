@@ -30,6 +30,8 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from rummy_env.agents.masking import mask_logits
 
+from .features import add_discard_scores
+
 
 
 def _mask_tensor(action_masks, shape: torch.Size, device: torch.device) -> torch.Tensor:
@@ -65,12 +67,47 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
         pi_features, vf_features = features
         return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
 
+    def _build(self, lr_schedule) -> None:  # noqa: D102 (SB3's)
+        super()._build(lr_schedule)
+        scorer = self.discard_scorer
+        if scorer is not None:
+            if not self.share_features_extractor:
+                raise ValueError("a discard head (CardFeatures discard_head=True) needs the features extractor "
+                                 "shared by the policy and the value network (share_features_extractor=True)")
+            last = scorer.net[-1]  # SB3's orthogonal init reached it: start at zero again (CardDiscardHead)
+            torch.nn.init.zeros_(last.weight)
+            torch.nn.init.zeros_(last.bias)
+
+    @property
+    def discard_scorer(self) -> Optional[torch.nn.Module]:
+        """The features extractor's ``CardDiscardHead`` (``discard_head = "cards"``), else None."""
+        return getattr(self.features_extractor, "discard_scorer", None)
+
     def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Float32 logits ``[B, N]`` and values ``[B, 1]`` (the layers in bfloat16 when ``bf16``)."""
+        """Float32 logits ``[B, N]`` and values ``[B, 1]`` (the layers in bfloat16 when ``bf16``);
+        with a discard head, its scores added to the discard logits."""
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-            latent_pi, latent_vf = self._latents(obs)
-            logits, values = self.action_net(latent_pi), self.value_net(latent_vf)
+            if self.discard_scorer is None:
+                latent_pi, latent_vf = self._latents(obs)
+                logits = self.action_net(latent_pi)
+            else:
+                fx = self.features_extractor
+                full = fx.full_features(obs)
+                latent_pi, latent_vf = self.mlp_extractor(fx(full))
+                logits = add_discard_scores(self.action_net(latent_pi), fx.discard_scores(full))
+            values = self.value_net(latent_vf)
         return logits.float(), values.float()
+
+    def get_distribution(self, obs: torch.Tensor, action_masks: Optional[np.ndarray] = None):
+        """sb3-contrib's (what ``predict`` and ``PPOAgent.logits`` read); with a discard head,
+        over the logits with its scores added (``_heads``)."""
+        if self.discard_scorer is None:
+            return super().get_distribution(obs, action_masks)
+        logits, _ = self._heads(obs)
+        distribution = self.action_dist.proba_distribution(action_logits=logits)
+        if action_masks is not None:
+            distribution.apply_masking(action_masks)
+        return distribution
 
     def sampling_uniforms(self, rows: int, n_actions: int) -> torch.Tensor:
         """Float32 ``[rows, n_actions]`` uniform draws in [0, 1) (``torch.rand``, torch's

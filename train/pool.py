@@ -35,7 +35,7 @@ class ActorNet(nn.Module):
 
     def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh",
                  features: str = "none", trunk: int = 0, num_players: int | None = None,
-                 kind: str | None = None) -> None:
+                 kind: str | None = None, discard_head: bool = False) -> None:
         super().__init__()
         layers: list[nn.Module] = []
         from .config import check_features
@@ -50,10 +50,13 @@ class ActorNet(nn.Module):
             space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
             self.features: nn.Module = CardFeatures(space, cards=features != "none", trunk=trunk,
                                                     num_players=num_players, kind=kind,
-                                                    jokers=features == "cards+jokers")
+                                                    jokers=features == "cards+jokers", discard_head=discard_head)
             num_players, kind = self.features.num_players, self.features.kind
             last = self.features.features_dim
         else:
+            if discard_head:
+                raise ValueError("discard_head=True scores the discards from the card features: it needs features "
+                                 "'cards' or 'cards+jokers'")
             self.features = nn.Identity()
             last = obs_dim
         for h in net_arch:
@@ -63,6 +66,8 @@ class ActorNet(nn.Module):
         self.action_net = nn.Linear(last, n_actions)
         self.spec = {"obs_dim": obs_dim, "net_arch": list(net_arch), "n_actions": n_actions, "activation": activation,
                      "features": features, "trunk": trunk, "num_players": num_players, "kind": kind}
+        if discard_head:  # only then, so the specs of nets without one stay as they were
+            self.spec["discard_head"] = True
         self.eval()
         for p in self.parameters():
             p.requires_grad_(False)
@@ -83,6 +88,8 @@ class ActorNet(nn.Module):
                         "cards+jokers" if fx.core.jokers else "cards")
             trunk = fx.trunk[0].out_features if isinstance(fx.trunk, nn.Sequential) else 0
             table = dict(num_players=fx.num_players, kind=fx.kind)  # the policy's own table, never its sizes
+        if getattr(fx, "discard_scorer", None) is not None:
+            table["discard_head"] = True
         net = cls(obs_dim, [m.out_features for m in linears], policy.action_net.out_features,
                   acts[0] if acts else "Tanh", features, trunk, **table)
         if isinstance(fx, CardFeatures):
@@ -92,7 +99,7 @@ class ActorNet(nn.Module):
         return net
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        if self.__dict__.get("_bf16") is not None:
+        if self.__dict__.get("_bf16") is not None or self.discard_scorer is not None:
             return self.head(self.core(obs))
         return self.action_net(self.policy_net(self.features(obs)))
 
@@ -113,9 +120,15 @@ class ActorNet(nn.Module):
             import copy
 
             trunk = self.features.trunk if hasattr(self.features, "trunk") else nn.Identity()
-            self.__dict__["_bf16"] = copy.deepcopy(nn.ModuleList([trunk, self.policy_net, self.action_net])
+            scorer = self.discard_scorer if self.discard_scorer is not None else nn.Identity()
+            self.__dict__["_bf16"] = copy.deepcopy(nn.ModuleList([trunk, self.policy_net, self.action_net, scorer])
                                                    ).to(torch.bfloat16)
         return self
+
+    @property
+    def discard_scorer(self) -> nn.Module | None:
+        """The features' ``CardDiscardHead`` (``discard_head=True``), else None."""
+        return getattr(self.features, "discard_scorer", None)
 
     @property
     def core_key(self) -> tuple | None:
@@ -139,13 +152,27 @@ class ActorNet(nn.Module):
 
     def head(self, core: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, N]`` from ``core`` features: the learned layers (trunk, policy MLP,
-        action head); ``forward(obs) == head(core(obs))``."""
+        action head, and the discard head's scores added: ``add_discard_scores``);
+        ``forward(obs) == head(core(obs))``."""
+        from .features import add_discard_scores
+
         half = self.__dict__.get("_bf16")
         if half is not None:
-            trunk, policy_net, action_net = half
-            return action_net(policy_net(trunk(core.to(torch.bfloat16)))).float()
+            trunk, policy_net, action_net, scorer = half
+            x = core.to(torch.bfloat16)
+            logits = action_net(policy_net(trunk(x)))
+            return add_discard_scores(logits, scorer(x) if self.discard_scorer is not None else None).float()
         x = self.features.trunk(core) if hasattr(self.features, "trunk") else core
-        return self.action_net(self.policy_net(x))
+        return self.discard_logits(self.action_net(self.policy_net(x)), core)
+
+    def discard_logits(self, logits: torch.Tensor, core: torch.Tensor) -> torch.Tensor:
+        """``logits`` ``[B, N]`` with the discard head's scores of ``core`` (``[B, obs_dim +
+        EXTRA]``) added to the discard ids; unchanged without a discard head."""
+        if self.discard_scorer is None:
+            return logits
+        from .features import add_discard_scores
+
+        return add_discard_scores(logits, self.discard_scorer(core))
 
 
 def act_snapshots(groups: list[tuple["SnapshotAgent", list[np.random.Generator]]], obs: np.ndarray,
@@ -273,7 +300,7 @@ def act_snapshots_incremental(groups: list[tuple["SnapshotAgent", list[np.random
         for agent, rngs in groups:
             j = k + len(rngs)
             net = agent.net
-            logits[k:j] = net.action_net(net.policy_net(act[k:j])).numpy()
+            logits[k:j] = net.discard_logits(net.action_net(net.policy_net(act[k:j])), core[k:j]).numpy()
             k = j
     logits = mask_logits(logits, masks)
     if any(a.greedy for a, _ in groups):

@@ -293,6 +293,9 @@ class RLlibTrainer:
         self.cfg = cfg
         self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
         check_features(cfg.features, Table.of(self.rules))  # "cards+jokers" needs jokers: before any work
+        if cfg.discard_head != "dense":
+            raise ValueError(f"discard_head {cfg.discard_head!r} is a network of the SB3 backend only; the RLlib "
+                             f"backend's network has the dense head: set discard_head = 'dense' or use --backend sb3")
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck_state = check_checkpoint(resume, self.rules) if resume else None

@@ -413,7 +413,9 @@ def sb3_forward(policy: Any) -> Forward:
     the function also has ``fixed(obs) -> extra float32 [B, EXTRA]`` (the card features
     after the observation: no learned weights) and ``head(obs, extra) -> (logits,
     values)``, with ``head(obs, fixed(obs)) == forward(obs)``, so ``fit`` computes the
-    fixed part once per sample instead of in every minibatch of every epoch."""
+    fixed part once per sample instead of in every minibatch of every epoch. With a discard
+    head (``CardFeatures(discard_head=True)``) its scores are added to the discard logits.
+    """
     def heads(feats: torch.Tensor | tuple) -> tuple[torch.Tensor, torch.Tensor]:
         if policy.share_features_extractor:
             latent_pi, latent_vf = policy.mlp_extractor(feats)
@@ -422,10 +424,26 @@ def sb3_forward(policy: Any) -> Forward:
             latent_vf = policy.mlp_extractor.forward_critic(feats[1])
         return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
 
+    ext = policy.features_extractor
+    if getattr(ext, "discard_scorer", None) is not None:  # a discard head: its scores read the card features
+        from .features import add_discard_scores
+
+        def scored(full: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            logits, values = heads(ext(full))
+            return add_discard_scores(logits, ext.discard_scores(full)), values
+
+        def forward(o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return scored(ext.full_features(o))
+
+        def head(o: torch.Tensor, extra: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return scored(torch.cat([o.float(), extra.float()], dim=1))
+
+        forward.fixed, forward.head = ext.fixed, head  # type: ignore[attr-defined]
+        return forward
+
     def forward(o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return heads(policy.extract_features(o))
 
-    ext = policy.features_extractor
     if policy.share_features_extractor and getattr(ext, "has_fixed", False):  # CardFeatures with cards
         def head(o: torch.Tensor, extra: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             return heads(ext.from_fixed(o, extra))

@@ -1,0 +1,255 @@
+"""The discard head (``discard_head = "cards"``, train/features.py ``CardDiscardHead``): one
+scorer shared by the 52 cards whose scores are added to the ``discard <card>`` logits. Its
+inputs checked against a hand worked out by hand; every place that computes a policy's
+logits (the SB3 policy, its distribution, the snapshot net, the warm start's forward, the
+incremental snapshots, the ONNX graph) computes the same ones; the config's errors; a dense
+policy loaded into a network with the head plays as before."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from extras import needs
+
+torch = needs("torch")
+needs("sb3_contrib")
+
+from rummy_env import Rules  # noqa: E402
+from rummy_env.actions import DISCARD_BASE, MELD_BASE  # noqa: E402
+from rummy_env.cards import CARD_TEXT, parse_card  # noqa: E402
+from rummy_env.observation import obs_size, offsets  # noqa: E402
+from rummy_env.table import Table  # noqa: E402
+from rummy_env.train.config import TrainConfig  # noqa: E402
+from rummy_env.train.features import (CardDiscardHead, CardFeatures, CardMeldFeatures,  # noqa: E402
+                                      add_discard_scores, card_neighbours)
+from rummy_env.train.pool import ActorNet  # noqa: E402
+
+OFF = offsets(2)
+
+
+def test_neighbours_are_the_rank_mates_and_the_suit_cards_two_either_side_around_the_corner():
+    nb = card_neighbours()
+    names = lambda c: [CARD_TEXT[int(x)] for x in nb[parse_card(c)]]  # noqa: E731
+    assert names("2C") == ["2C", "2D", "2H", "2S", "KC", "AC", "3C", "4C"]
+    assert names("KH") == ["KH", "KC", "KD", "KS", "JH", "QH", "AH", "2H"]
+    assert names("7S") == ["7S", "7C", "7D", "7H", "5S", "6S", "8S", "9S"]
+
+
+def test_a_cards_inputs_are_the_planes_at_it_and_its_neighbours():
+    """Hand AC 2C 3C KC 2H, upcard 4C: card 2C's row holds the hand plane at 2C 2D 2H 2S KC
+    AC 3C 4C = 1 0 1 0 1 1 1 0 and the upcard plane 0 0 0 0 0 0 0 1; its rank one-hot is 2;
+    the rest of the observation (the scalars) and the two loose counts follow, the same
+    for every card."""
+    o = np.zeros(obs_size(2), dtype=np.float32)
+    for c in ("AC", "2C", "3C", "KC", "2H"):
+        o[parse_card(c)] = 1
+    o[OFF["upcard"].start + parse_card("4C")] = 1
+    o[OFF["rule_aces"].start] = 1  # aces low
+    o[OFF["stock_size"].start] = 0.5
+    core = CardMeldFeatures(o.size, 2, "standard")
+    head = CardDiscardHead(core)
+    full = core(torch.as_tensor(o[None]))
+    x = head.inputs(full)[0]
+    planes = head.planes + head.feature_planes
+    assert head.planes == 10 and head.feature_planes == 23
+    assert x.shape == (52, 8 * planes + (o.size - 52 * 10) + 12 + 13) == (52, 317)
+    row = x[parse_card("2C")]
+    near = row[: 8 * planes].reshape(planes, 8)
+    assert near[0].tolist() == [1, 0, 1, 0, 1, 1, 1, 0]   # the hand plane
+    assert near[1].tolist() == [0, 0, 0, 0, 0, 0, 0, 1]   # the upcard plane
+    # feature plane 5 (in_set of the hand: none) and 6 (in_run: AC 2C 3C)
+    assert near[10 + 6].tolist() == [1, 0, 0, 0, 0, 1, 1, 0]
+    rest = row[8 * planes: 8 * planes + (o.size - 520)]
+    assert rest[OFF["stock_size"].start - 520] == 0.5 and rest.tolist() == o[520:].tolist()
+    assert row[-13:].tolist() == [0, 1] + [0] * 11
+    assert torch.equal(x[:, 8 * planes:-13], x[:1, 8 * planes:-13].expand(52, -1))
+    with torch.no_grad():  # forward computes the net of these inputs without building them
+        for p in head.parameters():
+            p.normal_(0, 0.2)
+        torch.testing.assert_close(head(full), head.net(head.inputs(full)).squeeze(-1), atol=1e-5, rtol=0)
+
+
+def test_scores_go_to_the_discard_ids_only():
+    for n in (579, 631):
+        logits = torch.arange(2 * n, dtype=torch.float32).reshape(2, n)
+        scores = torch.arange(104, dtype=torch.float32).reshape(2, 52) + 1000
+        out = add_discard_scores(logits, scores)
+        assert torch.equal(out[:, :DISCARD_BASE], logits[:, :DISCARD_BASE])
+        assert torch.equal(out[:, MELD_BASE:], logits[:, MELD_BASE:])
+        assert torch.equal(out[:, DISCARD_BASE:MELD_BASE], logits[:, DISCARD_BASE:MELD_BASE] + scores)
+    assert add_discard_scores(logits, None) is logits
+
+
+def _policy(discard_head: bool, seed: int = 0):
+    from sb3_contrib import MaskablePPO
+
+    from rummy_env.single_agent import SingleAgentEnv
+    from rummy_env.train.policy import FastMaskablePolicy
+
+    pk = dict(net_arch=dict(pi=[32], vf=[32]), features_extractor_class=CardFeatures,
+              features_extractor_kwargs=dict(trunk=16, num_players=2, kind="standard", discard_head=discard_head))
+    return MaskablePPO(FastMaskablePolicy, SingleAgentEnv(seed=0), policy_kwargs=pk, seed=seed).policy
+
+
+def _positions(n: int = 24, seed: int = 3):
+    from rummy_env import rummy_v0
+    from rummy_env.agents import make_agent
+
+    env, agent = rummy_v0.env(rules="classic"), make_agent("heuristic", seed=0)
+    env.reset(seed=seed)
+    obs, masks = [], []
+    for _ in env.agent_iter():
+        o, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        obs.append(o["observation"])
+        masks.append(o["action_mask"])
+        env.step(agent.act(o["observation"], o["action_mask"]))
+        if len(obs) == n:
+            break
+    return torch.as_tensor(np.stack(obs)), np.stack(masks)
+
+
+def _randomize(policy) -> None:
+    with torch.no_grad():
+        for p in policy.features_extractor.discard_scorer.net[-1].parameters():
+            p.normal_(0, 0.5)
+
+
+def test_a_new_head_starts_at_zero_and_then_adds_its_scores_to_the_discard_logits_everywhere():
+    dense, scored = _policy(False), _policy(True)
+    sd = scored.state_dict()
+    assert torch.count_nonzero(scored.features_extractor.discard_scorer.net[-1].weight) == 0  # SB3's init undone
+    scored.load_state_dict({**sd, **{k: v for k, v in dense.state_dict().items() if k in sd}})
+    obs, masks = _positions()
+    with torch.no_grad():
+        np.testing.assert_array_equal(scored._heads(obs)[0].numpy(), dense._heads(obs)[0].numpy())
+        _randomize(scored)
+        logits, values = scored._heads(obs)
+        base, base_values = dense._heads(obs)
+        fx = scored.features_extractor
+        scores = fx.discard_scorer(fx.core(obs))
+        torch.testing.assert_close(logits[:, DISCARD_BASE:MELD_BASE], base[:, DISCARD_BASE:MELD_BASE] + scores)
+        assert torch.equal(logits[:, MELD_BASE:], base[:, MELD_BASE:]) and torch.equal(values, base_values)
+        assert float(scores.abs().max()) > 0.1
+        norm = logits - torch.logsumexp(logits, 1, keepdim=True)
+        dist = scored.get_distribution(obs).distribution.logits
+        torch.testing.assert_close(dist, norm, atol=1e-5, rtol=0)
+        torch.testing.assert_close(ActorNet.from_policy(scored)(obs), logits, atol=1e-5, rtol=0)
+        from rummy_env.train.warmstart import sb3_forward
+
+        f = sb3_forward(scored)
+        torch.testing.assert_close(f(obs)[0], logits, atol=1e-5, rtol=0)
+        torch.testing.assert_close(f.head(obs, f.fixed(obs))[0], logits, atol=1e-5, rtol=0)
+        torch.testing.assert_close(scored._heads(scored.with_card_features(obs))[0], logits)  # the update's input
+        half = ActorNet.from_policy(scored).use_bf16()(obs)
+        assert float((half - logits).abs().max()) < 0.1  # bfloat16: about 3 significant digits
+    # the masked policy's actions are the masked argmax
+    acts, _, _ = scored(obs, deterministic=True, action_masks=masks)
+    want = np.where(masks > 0, logits.numpy(), -np.inf).argmax(1)
+    assert acts.numpy().tolist() == want.tolist()
+
+
+def test_the_onnx_graph_has_the_heads_scores(tmp_path):
+    needs("onnxruntime", "export")
+    import onnxruntime as ort
+
+    from rummy_env.train.export import _onnx_module, export_graph_onnx
+
+    policy = _policy(True)
+    _randomize(policy)
+    obs, masks = _positions()
+    path = tmp_path / "p.onnx"
+    export_graph_onnx(_onnx_module(policy), obs.shape[1], path, masks.shape[1])
+    out, act = ort.InferenceSession(str(path)).run(None, {"observation": obs.numpy(),
+                                                           "action_mask": masks.astype(np.int8)})
+    with torch.no_grad():
+        want = policy._heads(obs)[0].numpy()
+    legal = masks > 0
+    np.testing.assert_allclose(out[legal], want[legal], atol=1e-4, rtol=0)
+    assert act.tolist() == np.where(legal, want, -np.inf).argmax(1).tolist()
+
+
+def test_incremental_snapshots_with_a_discard_head_play_the_whole_forward_pass():
+    """Games against a stacked pool of nets with discard heads follow the trajectories of the
+    same games answered whole (``stack=False``)."""
+    from rummy_env.train.subproc import make_pool
+    from rummy_env.train.vec_env import SelfPlayVecEnv
+
+    rules = Rules.preset("classic")
+    table = Table.of(rules)
+    nets = []
+    for s in range(4):
+        torch.manual_seed(s)
+        net = ActorNet(table.obs_size, [16], table.num_actions, features="cards", trunk=24,
+                       num_players=2, kind=table.kind, discard_head=True)
+        with torch.no_grad():
+            for p in net.parameters():
+                p.normal_(0, 0.3)
+        assert net.spec["discard_head"] is True
+        nets.append(net)
+    runs = []
+    for stack in (True, False):
+        pool = make_pool({"snapshot": 0.8, "greedy": 0.2}, 4, 0.5, seed=3, stack=stack)
+        venv = SelfPlayVecEnv(rules, pool, n_envs=8, seed=7)
+        for i, net in enumerate(nets):
+            pool.add_net(copy.deepcopy(net), i)
+        rng = np.random.default_rng(1)
+        obs = [venv.reset()]
+        for _ in range(40):
+            obs.append(venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in venv.action_masks()]))[0])
+        assert pool.stackable is stack
+        runs.append((obs, venv.opponent_decisions))
+    (a, da), (b, db) = runs
+    assert da == db and da > 100
+    for t, (x, y) in enumerate(zip(a, b)):
+        assert x.tobytes() == y.tobytes(), f"step {t}"
+    # rebuilt from its spec (how worker processes get a snapshot): the same net
+    again = ActorNet(**nets[0].spec)
+    again.load_state_dict(nets[0].state_dict())
+    obs_t = torch.as_tensor(a[1][:4])
+    assert torch.equal(again(obs_t), nets[0](obs_t))
+
+
+def test_discard_head_errors():
+    with pytest.raises(ValueError, match="discard_head must be one of 'dense', 'cards', got 'card'"):
+        TrainConfig(discard_head="card").validate()
+    with pytest.raises(ValueError, match="discard_head 'cards' .* needs features 'cards' or 'cards\\+jokers'"):
+        TrainConfig(discard_head="cards", features="none").validate()
+    TrainConfig(discard_head="cards").validate()
+    import gymnasium as gym
+
+    space = gym.spaces.Box(-np.inf, np.inf, (obs_size(2),), np.float32)
+    with pytest.raises(ValueError, match="discard_head=True .* needs cards=True"):
+        CardFeatures(space, cards=False, trunk=8, discard_head=True)
+    with pytest.raises(ValueError, match="discard_head=True .* needs features"):
+        ActorNet(obs_size(2), [8], 579, features="none", discard_head=True)
+
+
+def test_a_dense_policy_gets_a_head_at_zero_and_a_headed_one_is_refused_by_a_dense_config(tmp_path):
+    from rummy_env.agents import make_agent
+    from rummy_env.train.trainer import Trainer
+
+    base = dict(timesteps=64, n_envs=4, n_steps=16, batch_size=64, n_epochs=1, workers=1, snapshot_every=64,
+                eval_every=0, checkpoint_every=10_000, final_eval_deals=1, eval_deals=1, eval_baselines=["random"],
+                progress=False, warmstart_decisions=0, warmstart_teacher="none")
+    shipped = make_agent("pretrained").policy
+    tr = Trainer(TrainConfig(**base, out=str(tmp_path / "a"), init_policy="pretrained", discard_head="cards"),
+                 verbose=0)
+    try:
+        mine, theirs = tr.model.policy.state_dict(), shipped.state_dict()
+        assert {k for k in mine if k not in theirs} == {k for k in mine if "discard_scorer." in k} != set()
+        assert all(torch.equal(mine[k], theirs[k]) for k in theirs)
+        obs, _ = _positions(8)
+        tr.model.policy.bf16 = False  # the run's precision "auto" may be bfloat16; the shipped policy is float32
+        with torch.no_grad():
+            torch.testing.assert_close(tr.model.policy._heads(obs)[0], shipped._heads(obs)[0])
+        path = tmp_path / "headed.zip"
+        tr.model.save(str(path))
+    finally:
+        tr.venv.close()
+    with pytest.raises(ValueError, match="has a discard head .* set discard_head = 'cards'"):
+        Trainer(TrainConfig(**base, out=str(tmp_path / "b"), init_policy=str(path)), verbose=0)
+    assert not (tmp_path / "b").exists()
