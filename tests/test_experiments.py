@@ -256,3 +256,81 @@ def test_the_cutting_pool_config_is_the_shipped_config_with_the_cutter_in_the_po
     assert changed == {"timesteps", "seed", "out", "init_policy", "fixed_opponent", "eval_every", "opponent_weights"}
     cfg = TrainConfig.from_dict(stage)
     assert (cfg.init_policy, cfg.fixed_opponent, cfg.opponent_weights["fixed"]) == ("pretrained", "heuristic:cutting", 0.3)
+
+
+def test_the_wide_cutting_clone_config_clones_the_cutting_heuristic_bigger():
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig.from_toml(ROOT / "issue25_cutting_clone_wide.toml")
+    assert (cfg.warmstart_teacher, cfg.init_policy) == ("heuristic:cutting", "")
+    assert (cfg.trunk, cfg.net_arch) == (512, [256, 256])
+    assert (cfg.warmstart_decisions, cfg.warmstart_dagger_rounds, cfg.warmstart_epochs) == (1_400_000, 3, 8)
+
+
+def test_card_discard_scorers_fit_and_their_agents_play_legal_moves(tmp_path):
+    """A tiny run writes both scorers and its results; the agents built on them play legal
+    moves, and their draws, melds and lay-offs are the cutting heuristic's."""
+    import json
+
+    needs("sb3_contrib")
+
+    import torch
+
+    from rummy_env import rummy_v0
+    from rummy_env.actions import DISCARD_BASE, MELD_BASE
+    from rummy_env.agents import make_agent
+
+    cd = _module("issue25_card_discards")
+    res = cd.main(["--decisions", "3000", "--epochs", "1", "--seed", "3", "--out", str(tmp_path)])
+    torch.set_num_threads(1)
+    assert res["positions"] > 0 and res["held_out"] == res["positions"] - int(res["positions"] * 0.8)
+    assert json.loads((tmp_path / "results.json").read_text())["percard"][0]["epoch"] == 1
+    x = torch.zeros(3, cd.EXTRA_ALL)
+    assert cd.PerCard()(x).shape == cd.Flat()(x).shape == (3, 52)
+    for name in ("percard", "flat"):
+        agent = cd.ScorerDiscards(name, seed=0, folder=str(tmp_path))
+        cut = make_agent("heuristic:cutting", seed=0)
+        env = rummy_v0.env(rules="classic")
+        env.reset(seed=4)
+        discards = 0
+        for seat in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            a = agent.act(obs["observation"], obs["action_mask"])
+            assert obs["action_mask"][a] == 1
+            c = cut.act(obs["observation"], obs["action_mask"])
+            if DISCARD_BASE <= c < MELD_BASE:
+                assert DISCARD_BASE <= a < MELD_BASE
+                discards += 1
+            else:
+                assert a == c
+            env.step(a)
+        assert discards > 0
+
+
+def test_the_discard_head_configs_clone_the_cutting_heuristic_with_the_head():
+    from rummy_env.train.config import TrainConfig
+
+    first = TrainConfig.from_toml(ROOT / "issue25_card_head_clone.toml")
+    assert (first.warmstart_teacher, first.init_policy, first.discard_head) == ("heuristic:cutting", "", "cards")
+    assert (first.trunk, first.net_arch, first.warmstart_decisions, first.warmstart_dagger_rounds) == (256, [128], 600_000, 3)
+    from rummy_env.train.config import tomllib
+
+    stage = tomllib.loads((ROOT / "issue25_card_head_dagger.toml").read_text())
+    assert stage["init_policy"] == f"{first.out}/final_model.zip"  # the first run's output: not in a fresh clone
+    more = TrainConfig.from_dict({**stage, "init_policy": "pretrained"})
+    assert more.discard_head == "cards"
+    assert (more.warmstart_dagger_rounds, more.warmstart_dagger_decisions, more.warmstart_dagger_epochs) == (4, 250_000, 3)
+
+
+def test_the_disagreement_count_kinds_and_a_student_that_is_its_teacher():
+    dis = _module("issue25_disagreement")
+    assert [dis.kind(a) for a in (0, 1, 2, 53, 54, 422, 423, 578, 579)] == [
+        "draw", "draw", "discard", "discard", "meld", "meld", "layoff", "layoff", "other"]
+    same = dis.disagreement("heuristic:cutting", "heuristic:cutting", "greedy", hands=2, seed=1)
+    assert same["agree"] == 1.0 and all(ok for _, _, ok, _ in same["rows"])
+    assert sum(c for *_, c in same["rows"]) == same["decisions"] > 20
+    other = dis.disagreement("greedy", "heuristic:cutting", "greedy", hands=2, seed=1)
+    assert 0 < other["agree"] < 1 and sum(c for *_, c in other["rows"]) == other["decisions"]

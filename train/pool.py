@@ -26,7 +26,9 @@ class ActorNet(nn.Module):
     (``rummy_env.train.features.CardFeatures``: the card features when ``features="cards"``
     (with the joker planes: ``"cards+jokers"``), then
     a shared ``trunk`` layer when ``trunk > 0``; neither: the observation itself),
-    ``mlp_extractor.policy_net`` (Linear + activation per hidden size) and ``action_net``.
+    ``mlp_extractor.policy_net`` (Linear + activation per hidden size) and ``action_net``;
+    with ``discard_head=True`` the features' ``CardDiscardHead`` adds its scores to the
+    discard logits (``discard_logits``), as the policy does.
 
     Raises:
         ValueError: ``features`` is not one of ``features.FEATURES`` (or ``"cards+jokers"``
