@@ -24,14 +24,16 @@ from rummy_env.train.vec_env import SelfPlayVecEnv  # noqa: E402
 WEIGHTS = {"snapshot": 0.6, "random": 0.1, "greedy": 0.15, "heuristic": 0.15}
 
 
-def _net(rules: Rules, seed: int, features: str = "cards", trunk: int = 24) -> ActorNet:
+def _net(rules: Rules, seed: int, features: str = "cards", trunk: int = 24, discard_head: bool = False) -> ActorNet:
     table = Table.of(rules)
     torch.manual_seed(seed)
     net = ActorNet(table.obs_size, [16], table.num_actions, features=features, trunk=trunk,
-                   num_players=table.num_players, kind=table.kind)
+                   num_players=table.num_players, kind=table.kind, discard_head=discard_head)
     with torch.no_grad():  # weights large enough that the sums' order matters at float32's last bits
         for p in net.parameters():
             p.mul_(3.0)
+        if discard_head:  # its last layer starts at zero: give it scores
+            net.discard_scorer.net[-1].weight.normal_(0, 0.5)
     return net
 
 
@@ -47,13 +49,14 @@ def _play(venv: SelfPlayVecEnv, steps: int, seed: int, check=None) -> list[np.nd
     return out
 
 
-@pytest.mark.parametrize("preset,n", [("classic", 2), ("deadwood", 3)])
-def test_stacked_snapshots_play_the_moves_of_the_whole_forward_pass(preset, n):
+@pytest.mark.parametrize("preset,n,discard_head", [("classic", 2, False), ("deadwood", 3, False), ("classic", 2, True)])
+def test_stacked_snapshots_play_the_moves_of_the_whole_forward_pass(preset, n, discard_head):
     """Games against a stacked pool (10 snapshots added to 4 slots, so slots are reused)
     follow, step for step, the trajectories of the same games against the same nets
-    answered whole (``stack=False``: ``act_snapshots``), at a 2- and a 3-player table."""
+    answered whole (``stack=False``: ``act_snapshots``), at a 2- and a 3-player table, and
+    with nets that have a discard head (``discard_head=True``)."""
     rules = Rules.make(preset, num_players=n)
-    nets = [_net(rules, s) for s in range(10)]
+    nets = [_net(rules, s, discard_head=discard_head) for s in range(10)]
     runs = []
     for stack in (True, False):
         pool = make_pool(WEIGHTS, 4, 0.5, seed=3, stack=stack)
