@@ -77,13 +77,13 @@ def test_reference_runs_train_what_their_published_rows_were_trained_with(tmp_pa
     # (ppo_config for the row's task, budget and seed) must give that config again, though
     # rummy train's defaults moved since (256 x 16 rollouts, precision "auto"). Keys added
     # after a row was made must take the value that behaves as before: precision float32,
-    # no init_policy, no snapshot windows.
+    # no init_policy, no snapshot windows, the dense discard head.
     from pathlib import Path
 
     from rummy_env.benchmark.algos import ppo_config
     from rummy_env.benchmark.tasks import get_task
 
-    added_since = {"precision": "float32", "init_policy": "", "snapshot_rotation": 0}
+    added_since = {"precision": "float32", "init_policy": "", "snapshot_rotation": 0, "discard_head": "dense"}
     rows = sorted(Path(__file__).resolve().parents[1].glob("benchmark/rows/*/*.json"))
     checked = 0
     for path in rows:

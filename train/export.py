@@ -210,11 +210,9 @@ def _onnx_module(policy: Any) -> Any:
                 logits = self.action_net(self.policy_net(fx(observation.float())))
             else:  # the discard head's scores added to the discard logits (train/features.py)
                 full = fx.full_features(observation)
-                logits = add_discard_scores(self.action_net(self.policy_net(fx(full))), fx.discard_scores(full))
+                logits = fx.scored(self.action_net(self.policy_net(fx(full))), full)
             masked = mask_logits(logits, action_mask)
             return masked, torch.argmax(masked, dim=1)
-
-    from .features import add_discard_scores
 
     return OnnxablePolicy(policy).eval()
 

@@ -356,6 +356,11 @@ class CardFeatures(BaseFeaturesExtractor):
         None without a discard head."""
         return None if self.discard_scorer is None else self.discard_scorer(full)
 
+    def scored(self, logits: torch.Tensor, full: torch.Tensor) -> torch.Tensor:
+        """``logits`` ``[B, N]`` with the discard head's scores of ``full`` added to the discard
+        ids (``add_discard_scores``); unchanged without a discard head."""
+        return add_discard_scores(logits, self.discard_scores(full))
+
     @property
     def has_fixed(self) -> bool:
         """True with ``cards=True``: the card features are a weightless part (``fixed``)."""

@@ -30,8 +30,6 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from rummy_env.agents.masking import mask_logits
 
-from .features import add_discard_scores
-
 
 
 def _mask_tensor(action_masks, shape: torch.Size, device: torch.device) -> torch.Tensor:
@@ -94,7 +92,7 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
                 fx = self.features_extractor
                 full = fx.full_features(obs)
                 latent_pi, latent_vf = self.mlp_extractor(fx(full))
-                logits = add_discard_scores(self.action_net(latent_pi), fx.discard_scores(full))
+                logits = fx.scored(self.action_net(latent_pi), full)
             values = self.value_net(latent_vf)
         return logits.float(), values.float()
 

@@ -426,11 +426,9 @@ def sb3_forward(policy: Any) -> Forward:
 
     ext = policy.features_extractor
     if getattr(ext, "discard_scorer", None) is not None:  # a discard head: its scores read the card features
-        from .features import add_discard_scores
-
         def scored(full: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             logits, values = heads(ext(full))
-            return add_discard_scores(logits, ext.discard_scores(full)), values
+            return ext.scored(logits, full), values
 
         def forward(o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             return scored(ext.full_features(o))
