@@ -232,3 +232,43 @@ def test_a_dense_policy_gets_a_head_at_zero_and_a_headed_one_is_refused_by_a_den
     with pytest.raises(ValueError, match="has a discard head .* set discard_head = 'cards'"):
         Trainer(TrainConfig(**base, out=str(tmp_path / "b"), init_policy=str(path)), verbose=0)
     assert not (tmp_path / "b").exists()
+    # refused into a run folder that exists: its config files are left as they were
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "config.toml").write_text("# the run's own config\n")
+    with pytest.raises(ValueError, match="has a discard head"):
+        Trainer(TrainConfig(**base, out=str(kept), init_policy=str(path)), verbose=0)
+    assert (kept / "config.toml").read_text() == "# the run's own config\n"
+    assert not (kept / "rummy_config.json").exists()
+
+
+def test_a_checkpoint_of_another_network_is_not_resumed(tmp_path):
+    """``--resume`` trains the checkpoint's model: a config naming another network (which
+    would be written to the run's config.toml but not trained) is refused, naming the keys."""
+    from rummy_env.train.trainer import CheckpointError, Trainer, load_checkpoint
+
+    cfg = dict(timesteps=128, n_envs=8, n_steps=16, batch_size=64, n_epochs=1, workers=1, net_arch=[32],
+               trunk=16, snapshot_every=128, eval_every=0, checkpoint_every=10_000, final_eval_deals=1,
+               eval_deals=1, eval_baselines=["random"], progress=False, warmstart_decisions=0)
+    rep = Trainer(TrainConfig(**cfg, out=str(tmp_path / "run"), discard_head="cards"), verbose=0).learn()
+    ck = tmp_path / "run" / "checkpoints" / f"step_{rep['timesteps']}"
+    rules = Rules.preset("classic")
+    load_checkpoint(ck, TrainConfig(**cfg, out=str(tmp_path / "run"), discard_head="cards"), rules)  # the same: fine
+    with pytest.raises(CheckpointError, match=r"another network: discard_head 'cards' \(this config: 'dense'\); "
+                                              r"resume with the run's own config"):
+        load_checkpoint(ck, TrainConfig(**cfg, out=str(tmp_path / "run")), rules)
+    with pytest.raises(CheckpointError, match=r"net_arch \[32\] \(this config: \[64\]\)"):
+        load_checkpoint(ck, TrainConfig(**{**cfg, "net_arch": [64]}, out=str(tmp_path / "run"), discard_head="cards"),
+                        rules)
+
+
+def test_rummy_train_with_the_rllib_backend_refuses_a_discard_head_before_anything_else(tmp_path, capsys):
+    """Refused before Ray is imported or its extra asked for (with or without the extra)."""
+    from rummy_env.cli import main as rummy
+
+    out = tmp_path / "rl"
+    assert rummy(["train", "--backend", "rllib", "--set", 'discard_head="cards"', "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "discard_head 'cards' is a network of the SB3 backend only" in err
+    assert "needs the rllib extra" not in err and "Traceback" not in err
+    assert not out.exists()

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .config import MAX_SEED, TrainConfig, tomllib
+from .config import MAX_SEED, TrainConfig, check_rllib_network, tomllib
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -134,6 +134,7 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError(f"{', '.join(given)}: RLlib-only flag(s); add --backend rllib (the sb3 backend runs on "
                              "this machine: --workers sets its rollout processes)")
     if args.backend == "rllib":
+        check_rllib_network(cfg)  # before asking for the extra: it would be refused with it too
         try:
             from . import rllib
         except ImportError as e:

@@ -62,6 +62,15 @@ DISCARD_HEADS = ("dense", "cards")
 """The ``discard_head`` values (``TrainConfig.discard_head``)."""
 
 
+def check_rllib_network(cfg: Any) -> None:
+    """Raise ``ValueError`` when ``cfg`` (a ``TrainConfig``) asks for a network the RLlib
+    backend does not build: ``discard_head`` other than ``"dense"`` (checked before Ray is
+    imported or started)."""
+    if cfg.discard_head != "dense":
+        raise ValueError(f"discard_head {cfg.discard_head!r} is a network of the SB3 backend only; the RLlib "
+                         f"backend's network has the dense head: set discard_head = 'dense' or use --backend sb3")
+
+
 def check_features(features: object, table: Any = None) -> None:
     """Raise ``ValueError`` unless ``features`` is one of ``FEATURES`` (and, with ``table``
     given, a ``Table``, ``"cards+jokers"`` only where ``table.jokers``, RULES.md §10.2)."""

@@ -53,7 +53,7 @@ from typing import Any
 from rummy_env.rules import Rules
 from rummy_env.table import Table
 
-from .config import TrainConfig, check_features
+from .config import TrainConfig, check_features, check_rllib_network
 from .report import append_history, summary_line, write_report
 
 def _has_rllib() -> bool:
@@ -293,9 +293,7 @@ class RLlibTrainer:
         self.cfg = cfg
         self.rules = Rules.make(cfg.rules, num_players=cfg.num_players)
         check_features(cfg.features, Table.of(self.rules))  # "cards+jokers" needs jokers: before any work
-        if cfg.discard_head != "dense":
-            raise ValueError(f"discard_head {cfg.discard_head!r} is a network of the SB3 backend only; the RLlib "
-                             f"backend's network has the dense head: set discard_head = 'dense' or use --backend sb3")
+        check_rllib_network(cfg)
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck_state = check_checkpoint(resume, self.rules) if resume else None
@@ -637,8 +635,10 @@ def parse_resources(items: list[str]) -> dict[str, float]:
 
 def refuse_sb3_only(cfg: TrainConfig) -> None:
     """Raise ``ValueError`` for config keys only the sb3 backend has: ``init_policy``, a
-    search or ``heuristic:OPTIONS`` warm-start teacher. Checked before Ray starts."""
+    search or ``heuristic:OPTIONS`` warm-start teacher, a discard head. Checked before Ray starts."""
     from rummy_env.agents import BASELINES as baselines
+
+    check_rllib_network(cfg)
 
     if cfg.init_policy.strip():
         raise ValueError("the rllib backend cannot start from an SB3 policy (init_policy); start from one with "

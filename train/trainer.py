@@ -163,7 +163,8 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
     Raises:
         CheckpointError: missing files, corrupt contents (a ``trainer_state.json`` that
             ``_check_trainer_state`` refuses, or whose ``num_timesteps`` is not its
-            model's), or rules / observation size that differ from this run's.
+            model's), rules / observation size that differ from this run's, or a network
+            (``features``, ``trunk``, ``net_arch``, ``discard_head``) other than this config's.
     """
     p = Path(path)
     if p.is_file() and p.name == "model.zip":
@@ -209,6 +210,14 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {part} cannot be read "
                               f"({first})") from None
+    saved = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    net_defaults = {"features": "cards", "trunk": 256, "net_arch": [128], "discard_head": "dense"}
+    differ = [f"{k} {saved.get(k, d)!r} (this config: {getattr(cfg, k)!r})" for k, d in net_defaults.items()
+              if k in saved or k == "discard_head" and saved
+              if saved.get(k, d) != getattr(cfg, k)]
+    if differ:  # the model is the checkpoint's: a config naming another network would be written but not trained
+        raise CheckpointError(f"checkpoint {p} was trained with another network: {', '.join(differ)}; resume with "
+                              f"the run's own config (--config RUN/config.toml) or the same --set values")
     model_steps = data.get("num_timesteps")
     if isinstance(model_steps, int) and model_steps != steps:
         raise CheckpointError(f"checkpoint {p} is corrupt: trainer_state.json says num_timesteps {steps:,}, its "
@@ -357,7 +366,6 @@ class Trainer:
         ck = load_checkpoint(resume, cfg, self.rules) if resume else None
         self._fresh_dir = not self.run_dir.exists()  # a run folder made here is removed if init fails
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        cfg.save(self.run_dir, self.rules.to_json())
         torch.set_num_threads(cfg.torch_threads)
         torch.distributions.Distribution.set_default_validate_args(False)  # masks are checked by the env
         self.venv = self._make_venv()
@@ -388,6 +396,7 @@ class Trainer:
                 raise CheckpointError(f"cannot load {ck['model_path']}: {e}") from None
             self.state = ck["state"]
             self.pool_state = ck["pool"]
+            cfg.save(self.run_dir, self.rules.to_json())
             ws = self.state.pop("warm_start_progress", None)
             if ws is not None:  # taken during the warm start: go on from its last completed fit
                 resume_ws = {**ws, "weights": ck["warm_start_weights"]}
@@ -402,6 +411,8 @@ class Trainer:
             self.pool_state = None
             if cfg.init_policy.strip():
                 self._load_init_policy()
+            # written once the network is known to fit: a refused init_policy leaves a run folder as it was
+            cfg.save(self.run_dir, self.rules.to_json())
             if cfg.init_policy.strip() and cfg.warmstart_teacher != "none":
                 if verbose:
                     print(f"[plan] start from {cfg.init_policy}, then {cfg.warmstart_dagger_rounds} DAgger round(s) of "
