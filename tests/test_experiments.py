@@ -335,3 +335,16 @@ def test_the_disagreement_count_kinds_and_a_student_that_is_its_teacher():
     other = dis.disagreement("greedy", "heuristic:cutting", "greedy", hands=2, seed=1)
     assert 0 < other["agree"] < 1 and sum(c for *_, c in other["rows"]) == other["decisions"]
 
+
+
+def test_the_discard_head_ppo_config_is_the_shipped_stage_from_the_headed_clone():
+    from rummy_env.train.config import TrainConfig, tomllib
+
+    shipped = tomllib.loads((ROOT.parent / "agents" / "pretrained" / "config.toml").read_text())
+    stage = tomllib.loads((ROOT / "issue25_card_head_ppo.toml").read_text())
+    changed = {k for k in set(shipped) | set(stage) if shipped.get(k) != stage.get(k)}
+    assert changed == {"timesteps", "seed", "out", "init_policy", "discard_head", "fixed_opponent", "eval_every"}
+    assert stage["init_policy"] == "runs/cardhead2/run/final_model.zip"  # issue25_card_head_dagger.toml's output
+    assert (stage["timesteps"], stage["eval_every"]) == (3_000_000, 0)
+    cfg = TrainConfig.from_dict({**stage, "init_policy": "pretrained"})
+    assert (cfg.discard_head, cfg.fixed_opponent, cfg.warmstart_teacher) == ("cards", "heuristic:cutting", "none")
