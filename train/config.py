@@ -174,7 +174,10 @@ class TrainConfig:
     the card features at it and its seven neighbours) adds its score to each discard logit.
     "cards" needs ``features`` "cards" or "cards+jokers" and the SB3 backend; training with it
     runs at less than half the dense network's rate (``rummy bench train --snapshots``:
-    3,477 against 8,031 learner timesteps/s on 2 cores, docs/training.md). A dense policy
+    3,477 against 8,031 learner timesteps/s on 2 cores; a real run, experiments/
+    issue25_card_head_ppo.toml with its pool growing, 3,242/s in its PPO phase, where the
+    dense fifth stage, issue25_cutting_pool.toml, ran 5,113/s with evaluations beside it:
+    docs/training.md). A dense policy
     given as ``init_policy`` gets a new head that starts at zero (it plays as it did until
     trained)."""
 

@@ -211,10 +211,10 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
         raise CheckpointError(f"checkpoint {p} is corrupt or not a rummy-env checkpoint: {part} cannot be read "
                               f"({first})") from None
     saved = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-    net_defaults = {"features": "cards", "trunk": 256, "net_arch": [128], "discard_head": "dense"}
-    differ = [f"{k} {saved.get(k, d)!r} (this config: {getattr(cfg, k)!r})" for k, d in net_defaults.items()
-              if k in saved or k == "discard_head" and saved
-              if saved.get(k, d) != getattr(cfg, k)]
+    if saved:  # a config saved before discard_head existed trained the dense head
+        saved = {"discard_head": "dense", **saved}
+    differ = [f"{k} {saved[k]!r} (this config: {getattr(cfg, k)!r})" for k in ("features", "trunk", "net_arch",
+              "discard_head") if k in saved and saved[k] != getattr(cfg, k)]
     if differ:  # the model is the checkpoint's: a config naming another network would be written but not trained
         raise CheckpointError(f"checkpoint {p} was trained with another network: {', '.join(differ)}; resume with "
                               f"the run's own config (--config RUN/config.toml) or the same --set values")
