@@ -6,6 +6,8 @@ incremental snapshots, the ONNX graph) computes the same ones; the config's erro
 policy loaded into a network with the head plays as before."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -69,6 +71,32 @@ def test_a_cards_inputs_are_the_planes_at_it_and_its_neighbours():
         torch.testing.assert_close(head(full), head.net(head.inputs(full)).squeeze(-1), atol=1e-5, rtol=0)
 
 
+def test_the_stock_head_reads_the_stock_size_as_steps():
+    """``"cards+stock"``: the rest of each card's row ends with 52 steps ``stock_size > k``;
+    a stock of 23 cards (23/52 in the observation) sets steps 0..22 and no other, 0 cards
+    none, a two-deck stock of 60 all 52; everything before them is the plain head's row."""
+    o = np.zeros((4, obs_size(2)), dtype=np.float32)
+    o[:, OFF["rule_aces"].start] = 1
+    for i, n in enumerate((23, 22, 0, 60)):
+        o[i, OFF["stock_size"].start] = n / 52
+    core = CardMeldFeatures(o.shape[1], 2, "standard")
+    plain, steps = CardDiscardHead(core), CardDiscardHead(core, stock_steps=True)
+    full = core(torch.as_tensor(o))
+    x, y = plain.inputs(full), steps.inputs(full)
+    assert y.shape == (4, 52, x.shape[2] + 52)
+    cut = x.shape[2] - 13                           # the rank one-hot comes last in both
+    assert torch.equal(y[:, :, :cut], x[:, :, :cut]) and torch.equal(y[:, :, -13:], x[:, :, -13:])
+    got = y[:, 0, cut:cut + 52]
+    assert got[0].tolist() == [1.0] * 23 + [0.0] * 29
+    assert got[1].tolist() == [1.0] * 22 + [0.0] * 30
+    assert got[2].tolist() == [0.0] * 52 and got[3].tolist() == [1.0] * 52
+    assert torch.equal(y[:, 1:, cut:cut + 52], got[:, None].expand(4, 51, 52))
+    with torch.no_grad():
+        for p in steps.parameters():
+            p.normal_(0, 0.2)
+        torch.testing.assert_close(steps(full), steps.net(steps.inputs(full)).squeeze(-1), atol=1e-5, rtol=0)
+
+
 def test_scores_go_to_the_discard_ids_only():
     for n in (579, 631):
         logits = torch.arange(2 * n, dtype=torch.float32).reshape(2, n)
@@ -80,7 +108,7 @@ def test_scores_go_to_the_discard_ids_only():
     assert add_discard_scores(logits, None) is logits
 
 
-def _policy(discard_head: bool, seed: int = 0):
+def _policy(discard_head: bool | str, seed: int = 0):
     from sb3_contrib import MaskablePPO
 
     from rummy_env.single_agent import SingleAgentEnv
@@ -116,8 +144,10 @@ def _randomize(policy) -> None:
             p.normal_(0, 0.5)
 
 
-def test_a_new_head_starts_at_zero_and_then_adds_its_scores_to_the_discard_logits_everywhere():
-    dense, scored = _policy(False), _policy(True)
+@pytest.mark.parametrize("head", [True, "cards+stock"])
+def test_a_new_head_starts_at_zero_and_then_adds_its_scores_to_the_discard_logits_everywhere(head):
+    dense, scored = _policy(False), _policy(head)
+    assert scored.features_extractor.discard_scorer.stock_steps == (head == "cards+stock")
     sd = scored.state_dict()
     assert torch.count_nonzero(scored.features_extractor.discard_scorer.net[-1].weight) == 0  # SB3's init undone
     scored.load_state_dict({**sd, **{k: v for k, v in dense.state_dict().items() if k in sd}})
@@ -150,13 +180,14 @@ def test_a_new_head_starts_at_zero_and_then_adds_its_scores_to_the_discard_logit
     assert acts.numpy().tolist() == want.tolist()
 
 
-def test_the_onnx_graph_has_the_heads_scores(tmp_path):
+@pytest.mark.parametrize("head", [True, "cards+stock"])
+def test_the_onnx_graph_has_the_heads_scores(tmp_path, head):
     needs("onnxruntime", "export")
     import onnxruntime as ort
 
     from rummy_env.train.export import _onnx_module, export_graph_onnx
 
-    policy = _policy(True)
+    policy = _policy(head)
     _randomize(policy)
     obs, masks = _positions()
     path = tmp_path / "p.onnx"
@@ -170,17 +201,19 @@ def test_the_onnx_graph_has_the_heads_scores(tmp_path):
     assert act.tolist() == np.where(legal, want, -np.inf).argmax(1).tolist()
 
 
-def test_a_snapshot_with_a_discard_head_is_rebuilt_from_its_spec():
+@pytest.mark.parametrize("head", [True, "cards+stock"])
+def test_a_snapshot_with_a_discard_head_is_rebuilt_from_its_spec(head):
     """How worker processes get a snapshot: ``ActorNet(**spec)`` and its state dict give the
     same logits, the discard head included (the stacked snapshots' moves against the whole
-    forward pass: tests/test_incremental.py)."""
+    forward pass: tests/test_incremental.py); ``from_policy`` names the head's kind."""
     table = Table.of(Rules.preset("classic"))
     torch.manual_seed(0)
     net = ActorNet(table.obs_size, [16], table.num_actions, features="cards", trunk=24, num_players=2,
-                   kind=table.kind, discard_head=True)
+                   kind=table.kind, discard_head=head)
     with torch.no_grad():
         net.discard_scorer.net[-1].weight.normal_(0, 0.5)
-    assert net.spec["discard_head"] is True
+    assert net.spec["discard_head"] == head
+    assert ActorNet.from_policy(_policy(head)).spec["discard_head"] == head
     again = ActorNet(**net.spec)
     again.load_state_dict(net.state_dict())
     obs, _ = _positions(6)
@@ -193,16 +226,19 @@ def test_a_snapshot_with_a_discard_head_is_rebuilt_from_its_spec():
 
 
 def test_discard_head_errors():
-    with pytest.raises(ValueError, match="discard_head must be one of 'dense', 'cards', got 'card'"):
+    with pytest.raises(ValueError, match="discard_head must be one of 'dense', 'cards', 'cards\\+stock', got 'card'"):
         TrainConfig(discard_head="card").validate()
-    with pytest.raises(ValueError, match="discard_head 'cards' .* needs features 'cards' or 'cards\\+jokers'"):
-        TrainConfig(discard_head="cards", features="none").validate()
-    TrainConfig(discard_head="cards").validate()
+    for head in ("cards", "cards+stock"):
+        with pytest.raises(ValueError, match=f"discard_head '{re.escape(head)}' .* needs features 'cards' or 'cards\\+jokers'"):
+            TrainConfig(discard_head=head, features="none").validate()
+        TrainConfig(discard_head=head).validate()
     import gymnasium as gym
 
     space = gym.spaces.Box(-np.inf, np.inf, (obs_size(2),), np.float32)
     with pytest.raises(ValueError, match="discard_head=True .* needs cards=True"):
         CardFeatures(space, cards=False, trunk=8, discard_head=True)
+    with pytest.raises(ValueError, match="discard_head must be False, True, 'cards' or 'cards\\+stock', got 'stock'"):
+        CardFeatures(space, trunk=8, discard_head="stock")
     with pytest.raises(ValueError, match="discard_head=True .* needs features"):
         ActorNet(obs_size(2), [8], 579, features="none", discard_head=True)
 
@@ -229,7 +265,7 @@ def test_a_dense_policy_gets_a_head_at_zero_and_a_headed_one_is_refused_by_a_den
         tr.model.save(str(path))
     finally:
         tr.venv.close()
-    with pytest.raises(ValueError, match="has a discard head .* set discard_head = 'cards'"):
+    with pytest.raises(ValueError, match="has a discard head .* set discard_head as it was trained"):
         Trainer(TrainConfig(**base, out=str(tmp_path / "b"), init_policy=str(path)), verbose=0)
     assert not (tmp_path / "b").exists()
     # refused into a run folder that exists: its config files are left as they were

@@ -58,7 +58,7 @@ FEATURES = ("cards", "cards+jokers", "none")
 the card features with the joker planes (a table with jokers only), or none."""
 
 
-DISCARD_HEADS = ("dense", "cards")
+DISCARD_HEADS = ("dense", "cards", "cards+stock")
 """The ``discard_head`` values (``TrainConfig.discard_head``)."""
 
 
@@ -172,7 +172,10 @@ class TrainConfig:
     row per ``discard <card>`` id, the network of every policy shipped so far); "cards", a
     small network shared by the 52 cards (``features.CardDiscardHead``: each card scored from
     the card features at it and its seven neighbours) adds its score to each discard logit.
-    "cards" needs ``features`` "cards" or "cards+jokers" and the SB3 backend; training with it
+    "cards+stock", the same head also reading the stock's size as 52 steps
+    (``stock_size > k``: a switch at one stock size, such as the cutting heuristic's end of
+    holding at 22 cards, is one input to it; issue 25, docs/training.md).
+    Both need ``features`` "cards" or "cards+jokers" and the SB3 backend; training with it
     runs at less than half the dense network's rate (``rummy bench train --snapshots``:
     3,477 against 8,031 learner timesteps/s on 2 cores; a real run, experiments/
     issue25_card_head_ppo.toml with its pool growing, 3,242/s in its PPO phase, where the
@@ -381,8 +384,8 @@ class TrainConfig:
         if self.discard_head not in DISCARD_HEADS:
             raise ValueError(f"discard_head must be one of {', '.join(repr(h) for h in DISCARD_HEADS)}, "
                              f"got {self.discard_head!r}")
-        if self.discard_head == "cards" and self.features == "none":
-            raise ValueError("discard_head 'cards' scores each discard from the card features: it needs features "
+        if self.discard_head != "dense" and self.features == "none":
+            raise ValueError(f"discard_head {self.discard_head!r} scores each discard from the card features: it needs features "
                              "'cards' or 'cards+jokers', not 'none'")
         if not self.net_arch or not all(isinstance(x, int) and x > 0 for x in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")

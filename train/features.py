@@ -57,7 +57,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from rummy_env.observation import ACES_ORDER, num_card_planes, obs_size, offsets
-from rummy_env.table import legacy_table
+from rummy_env.table import STOCK_SCALE, legacy_table
 
 from .config import FEATURES, check_features  # noqa: F401 - re-exported
 
@@ -115,6 +115,7 @@ class CardMeldFeatures(nn.Module):
         self.out_dim = obs_dim + EXTRA
         self.planes = num_card_planes(n)
         self.aces = off["rule_aces"].start  # low, high, either
+        self.stock_at = off["stock_size"].start  # the stock's size / STOCK_SCALE (CardDiscardHead's stock steps)
         self.seen = [0, 1, 2, 4] + [off[f"opp{k}_known"].start // 52 for k in range(1, n)]
         self.layoff_planes = [off[k].start // 52 for k in ("layoff_set", "layoff_low", "layoff_high")]
         self.layoffs = off["rule_layoffs"].start
@@ -171,6 +172,11 @@ class CardMeldFeatures(nn.Module):
 
 DISCARD_HIDDEN = (64, 32)
 """Hidden widths of ``CardDiscardHead``'s scorer (shared by the 52 cards)."""
+STOCK_STEPS = STOCK_SCALE
+"""``CardDiscardHead(stock_steps=True)``'s steps: ``stock_size > k`` for ``k`` in 0..51 (a
+two-deck stock beyond 52 cards sets them all)."""
+DISCARD_HEAD_KINDS = {True: False, "cards": False, "cards+stock": True}
+"""``CardFeatures(discard_head=...)`` values that build a head, and whether it reads the stock steps."""
 CARD_PLANES = 2 * PER_HAND + 1 + UNSEEN + 2  # CardMeldFeatures' planes of 52 after the observation (23)
 
 
@@ -200,7 +206,10 @@ class CardDiscardHead(nn.Module):
     observation's ``num_card_planes(n)`` and the 23 feature planes, plus the 4 joker planes with
     ``jokers``) at ``c`` and at its seven neighbours (``card_neighbours``), the rest of the
     observation (scalars, the table's rules, at the deck-variant tables their extra pieces),
-    the two loose-card counts and ``c``'s rank (one-hot), through
+    the two loose-card counts, with ``stock_steps`` the stock's size as ``STOCK_STEPS``
+    steps (``stock_size > k``, 0/1: a head that must switch at one stock size, as a
+    player who holds his melds until the stock runs low does, reads the switch from one
+    input instead of carving it out of the scaled size) and ``c``'s rank (one-hot), through
     ``Linear, ReLU, Linear, ReLU, Linear`` (``DISCARD_HIDDEN`` wide, then 1). The policy adds
     the scores to the ``discard <card>`` logits (``add_discard_scores``). The last layer
     starts at zero, so a new head leaves the logits as they were (a dense policy loaded
@@ -210,13 +219,17 @@ class CardDiscardHead(nn.Module):
     float32 ``[B, 52]``.
     """
 
-    def __init__(self, core: "CardMeldFeatures", hidden: tuple[int, ...] = DISCARD_HIDDEN) -> None:
+    def __init__(self, core: "CardMeldFeatures", hidden: tuple[int, ...] = DISCARD_HIDDEN,
+                 stock_steps: bool = False) -> None:
         super().__init__()
         self.obs_dim, self.planes = core.obs_dim, core.planes
+        self.stock_steps, self.stock_at = bool(stock_steps), core.stock_at
+        self.register_buffer("steps_at", torch.arange(STOCK_STEPS, dtype=torch.float32) + 0.5, persistent=False)
         self.feature_planes = CARD_PLANES + (4 if core.jokers else 0)
         self.register_buffer("nb", card_neighbours(), persistent=False)
         self.register_buffer("ranks", torch.eye(13)[torch.arange(52) % 13], persistent=False)
-        width = 8 * (self.planes + self.feature_planes) + (self.obs_dim - 52 * self.planes) + 2 * LOOSE_COUNTS + 13
+        width = (8 * (self.planes + self.feature_planes) + (self.obs_dim - 52 * self.planes) + 2 * LOOSE_COUNTS
+                 + (STOCK_STEPS if self.stock_steps else 0) + 13)
         layers: list[nn.Module] = []
         for h in hidden:
             layers += [nn.Linear(width, h), nn.ReLU()]
@@ -228,7 +241,8 @@ class CardDiscardHead(nn.Module):
 
     def _parts(self, full: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The card planes ``[B, P, 52]`` (the observation's, the features', the joker ones)
-        and the rest ``[B, R]`` (the observation after its card planes, the loose counts)."""
+        and the rest ``[B, R]`` (the observation after its card planes, the loose counts, the
+        stock steps with ``stock_steps``)."""
         b, o = full.shape[0], self.obs_dim
         counts_at = o + 52 * CARD_PLANES
         planes = [full[:, : 52 * self.planes].reshape(b, self.planes, 52),
@@ -236,8 +250,11 @@ class CardDiscardHead(nn.Module):
         if self.feature_planes > CARD_PLANES:  # the joker planes, after the loose counts
             start = counts_at + 2 * LOOSE_COUNTS
             planes.append(full[:, start:start + 4 * 52].reshape(b, 4, 52))
-        rest = torch.cat([full[:, 52 * self.planes:o], full[:, counts_at:counts_at + 2 * LOOSE_COUNTS]], 1)
-        return torch.cat(planes, 1), rest
+        rest = [full[:, 52 * self.planes:o], full[:, counts_at:counts_at + 2 * LOOSE_COUNTS]]
+        if self.stock_steps:  # the size is k / STOCK_SCALE: the step at k + 0.5 is exact
+            stock = full[:, self.stock_at:self.stock_at + 1] * STOCK_SCALE
+            rest.append((stock > self.steps_at).to(full.dtype))
+        return torch.cat(planes, 1), torch.cat(rest, 1)
 
     def inputs(self, full: torch.Tensor) -> torch.Tensor:
         """Float32 ``[B, 52, D]``: each card's input row (see the class docstring): the planes
@@ -297,7 +314,8 @@ class CardFeatures(BaseFeaturesExtractor):
     The deck-variant pieces after the standard layout pass through unchanged; ``jokers=True``
     adds the joker planes (``CardMeldFeatures``, a table with jokers only).
 
-    ``discard_head=True`` (``TrainConfig.discard_head = "cards"``) also holds a
+    ``discard_head=True`` or ``"cards"`` (``TrainConfig.discard_head = "cards"``), or
+    ``"cards+stock"`` (the head also reads the stock steps), also holds a
     ``CardDiscardHead`` (``discard_scorer``), which ``forward`` does not use: the policy adds
     ``discard_scores(full)`` to its logits (``add_discard_scores``; ``full``: the card features,
     ``full_features``). Its weights are the extractor's, so they are saved, loaded and copied
@@ -305,12 +323,13 @@ class CardFeatures(BaseFeaturesExtractor):
 
     Raises:
         ValueError: the observation space is not a flat Box of the table, ``trunk < 0``, or
-            ``jokers`` or ``discard_head`` without ``cards``, or ``jokers`` at a table without jokers.
+            ``jokers`` or ``discard_head`` without ``cards``, ``discard_head`` not one of
+            False, None, True, ``"cards"``, ``"cards+stock"``, or ``jokers`` at a table without jokers.
     """
 
     def __init__(self, observation_space: gym.spaces.Box, cards: bool = True, trunk: int = 0,
                  num_players: int | None = None, kind: str | None = None, jokers: bool = False,
-                 discard_head: bool = False) -> None:
+                 discard_head: bool | str = False) -> None:
         if len(observation_space.shape) != 1:
             raise ValueError(f"CardFeatures needs a flat observation, got shape {observation_space.shape}")
         if not isinstance(trunk, int) or trunk < 0:
@@ -327,10 +346,13 @@ class CardFeatures(BaseFeaturesExtractor):
         self.num_players, self.kind = num_players, kind  # the table, told (ActorNet.from_policy copies it)
         self.core = core
         self.trunk = nn.Sequential(nn.Linear(width, trunk), nn.Tanh()) if trunk else nn.Identity()
+        if discard_head not in (False, None) and discard_head not in DISCARD_HEAD_KINDS:
+            raise ValueError(f"discard_head must be False, True, 'cards' or 'cards+stock', got {discard_head!r}")
         if discard_head and not cards:
             raise ValueError("discard_head=True scores the discards from the card features: it needs cards=True")
         # not part of forward (the features the MLPs read): the policy adds its scores to the logits
-        self.discard_scorer = CardDiscardHead(core) if discard_head else None
+        self.discard_scorer = (CardDiscardHead(core, stock_steps=DISCARD_HEAD_KINDS[discard_head])
+                               if discard_head else None)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         """``observations`` float32 ``[B, obs_dim]``, or with ``cards`` ``[B, obs_dim + EXTRA]``

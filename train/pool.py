@@ -27,8 +27,9 @@ class ActorNet(nn.Module):
     (with the joker planes: ``"cards+jokers"``), then
     a shared ``trunk`` layer when ``trunk > 0``; neither: the observation itself),
     ``mlp_extractor.policy_net`` (Linear + activation per hidden size) and ``action_net``;
-    with ``discard_head=True`` the features' ``CardDiscardHead`` adds its scores to the
-    discard logits (``discard_logits``), as the policy does.
+    with ``discard_head=True`` (or ``"cards+stock"``: the head reads the stock steps) the
+    features' ``CardDiscardHead`` adds its scores to the discard logits (``discard_logits``),
+    as the policy does.
 
     Raises:
         ValueError: ``features`` is not one of ``features.FEATURES`` (or ``"cards+jokers"``
@@ -37,7 +38,7 @@ class ActorNet(nn.Module):
 
     def __init__(self, obs_dim: int, net_arch: list[int], n_actions: int, activation: str = "Tanh",
                  features: str = "none", trunk: int = 0, num_players: int | None = None,
-                 kind: str | None = None, discard_head: bool = False) -> None:
+                 kind: str | None = None, discard_head: bool | str = False) -> None:
         super().__init__()
         layers: list[nn.Module] = []
         from .config import check_features
@@ -69,7 +70,7 @@ class ActorNet(nn.Module):
         self.spec = {"obs_dim": obs_dim, "net_arch": list(net_arch), "n_actions": n_actions, "activation": activation,
                      "features": features, "trunk": trunk, "num_players": num_players, "kind": kind}
         if discard_head:  # only then, so the specs of nets without one stay as they were
-            self.spec["discard_head"] = True
+            self.spec["discard_head"] = "cards+stock" if discard_head == "cards+stock" else True
         self.eval()
         for p in self.parameters():
             p.requires_grad_(False)
@@ -91,7 +92,7 @@ class ActorNet(nn.Module):
             trunk = fx.trunk[0].out_features if isinstance(fx.trunk, nn.Sequential) else 0
             table = dict(num_players=fx.num_players, kind=fx.kind)  # the policy's own table, never its sizes
         if getattr(fx, "discard_scorer", None) is not None:
-            table["discard_head"] = True
+            table["discard_head"] = "cards+stock" if fx.discard_scorer.stock_steps else True
         net = cls(obs_dim, [m.out_features for m in linears], policy.action_net.out_features,
                   acts[0] if acts else "Tanh", features, trunk, **table)
         if isinstance(fx, CardFeatures):

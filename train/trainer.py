@@ -379,8 +379,8 @@ class Trainer:
                                                    num_players=table.num_players, kind=table.kind)
             if cfg.features == "cards+jokers":  # only then, so the other tables' zips keep their kwargs
                 pk["features_extractor_kwargs"]["jokers"] = True
-            if cfg.discard_head == "cards":  # likewise
-                pk["features_extractor_kwargs"]["discard_head"] = True
+            if cfg.discard_head != "dense":  # likewise
+                pk["features_extractor_kwargs"]["discard_head"] = True if cfg.discard_head == "cards" else cfg.discard_head
         common = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
                       gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                       vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, learning_rate=_lr_schedule(cfg),
@@ -505,8 +505,8 @@ class Trainer:
         mine, theirs = self.model.policy.state_dict(), src.policy.state_dict()
         theirs_head = any("discard_scorer." in k for k in theirs)
         if theirs_head and not any("discard_scorer." in k for k in mine):
-            refuse(f"init_policy {self.cfg.init_policy!r} has a discard head (discard_head = 'cards') and this "
-                   f"config's network has none: set discard_head = 'cards'")
+            refuse(f"init_policy {self.cfg.init_policy!r} has a discard head (discard_head = 'cards' or "
+                   f"'cards+stock') and this config's network has none: set discard_head as it was trained")
         for k, v in mine.items():
             if "discard_scorer." in k and not theirs_head:
                 theirs[k] = v  # a dense policy gets a new discard head, which starts at zero (plays as before)
