@@ -348,3 +348,34 @@ def test_the_discard_head_ppo_config_is_the_shipped_stage_from_the_headed_clone(
     assert (stage["timesteps"], stage["eval_every"]) == (3_000_000, 0)
     cfg = TrainConfig.from_dict({**stage, "init_policy": "pretrained"})
     assert (cfg.discard_head, cfg.fixed_opponent, cfg.warmstart_teacher) == ("cards", "heuristic:cutting", "none")
+
+
+def test_hybrid_classes_and_the_agents_that_are_their_teacher_or_their_student():
+    hy = _module("issue25_hybrid")
+    # draw 0-1, discard 2-53, meld 54-422, layoff 423-578 (rummy_env.actions)
+    assert hy.decision_class(0, 1) == hy.decision_class(1, 1) == "draw"
+    assert hy.decision_class(2, 60) == hy.decision_class(60, 2) == hy.decision_class(2, 500) == "hold"
+    assert hy.decision_class(2, 3) == "discard"
+    assert hy.decision_class(60, 61) == hy.decision_class(60, 500) == hy.decision_class(500, 500) == "meld"
+    with pytest.raises(ValueError, match=r"unknown decision classes \['holds'\]; the classes are draw, hold"):
+        hy.Hybrid(["holds"], student="greedy")
+    from rummy_env import rummy_v0
+    from rummy_env.agents import make_agent
+
+    agents = {c: hy.Hybrid(c, student="greedy") for c in ((), hy.CLASSES, ("discard",))}
+    cut, greedy = make_agent("heuristic:cutting"), make_agent("greedy")
+    seen = set()
+    for seed in range(3, 9):
+        env = rummy_v0.env(rules="classic")
+        env.reset(seed=seed)
+        for _ in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                break
+            o, m = obs["observation"], obs["action_mask"]
+            t, s = cut.act(o, m), greedy.act(o, m)
+            seen.add(hy.decision_class(t, s))
+            assert agents[()].act(o, m) == t and agents[hy.CLASSES].act(o, m) == s
+            assert agents[("discard",)].act(o, m) == (s if hy.decision_class(t, s) == "discard" else t)
+            env.step(s if seed % 2 else t)
+    assert seen == set(hy.CLASSES)
