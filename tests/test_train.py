@@ -652,3 +652,38 @@ def test_collect_in_parts_is_the_parts_played_one_by_one():
         collect(rules, "greedy", 4000, seed=3, workers=0)
     with pytest.raises(ValueError, match="unknown warm-start behaviour 'nobody'"):
         collect(rules, "greedy", 4000, seed=3, workers=2, behaviour={"nobody": 1.0})
+
+
+def test_the_cloning_loss_weighs_the_positions_with_a_meld_by_warmstart_meld_weight():
+    """Logits all zero: a position's cross-entropy is log(legal moves). Position 0 has four
+    discards and two melds legal (log 6), positions 1-3 four discards (log 4). Weight 3 at
+    positions with a meld: (3 log 6 + 3 log 4) / 6 = 1.5890; weight 1 (the plain mean):
+    (log 6 + 3 log 4) / 4 = 1.4877. Learning rate 0: the loss is that of the start."""
+    import math
+
+    import numpy as np
+    import torch
+
+    from rummy_env.actions import DISCARD_BASE, MELD_BASE
+    from rummy_env.train.config import TrainConfig
+    from rummy_env.train.warmstart import fit
+
+    n_actions = 579
+    bias = torch.nn.Parameter(torch.zeros(()))
+
+    def forward(o):
+        return torch.zeros(len(o), n_actions) + 0 * bias, torch.zeros(len(o)) + 0 * bias
+
+    masks = np.zeros((4, n_actions), dtype=bool)
+    masks[:, DISCARD_BASE:DISCARD_BASE + 4] = True
+    masks[0, MELD_BASE:MELD_BASE + 2] = True
+    obs, acts, rets = np.zeros((4, 3), np.float32), np.full(4, DISCARD_BASE), np.zeros(4, np.float32)
+    for w, want in ((3.0, (3 * math.log(6) + 3 * math.log(4)) / 6), (1.0, (math.log(6) + 3 * math.log(4)) / 4)):
+        res = fit([bias], forward, obs, masks, acts, rets, epochs=1, batch_size=4, lr=0.0, meld_weight=w)
+        assert res["policy_loss"] == pytest.approx(want, abs=1e-5)
+    assert (round((3 * math.log(6) + 3 * math.log(4)) / 6, 4), round((math.log(6) + 3 * math.log(4)) / 4, 4)) == (
+        1.5890, 1.4877)
+    for bad in (0, -1.0, float("nan"), True, "2"):
+        with pytest.raises(ValueError, match="warmstart_meld_weight must be a finite number"):
+            TrainConfig(warmstart_meld_weight=bad).validate()
+    TrainConfig(warmstart_meld_weight=4.0).validate()

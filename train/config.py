@@ -211,6 +211,12 @@ class TrainConfig:
     """Positions the policy plays per DAgger round."""
     warmstart_dagger_epochs: int = 2
     """Passes over all samples after each DAgger round."""
+    warmstart_meld_weight: float = 1.0
+    """The cloning loss's weight at the positions where a meld or a lay-off is legal (the
+    teacher's choice between putting cards down and keeping them in hand, RULES.md §3, §5),
+    the other positions' being 1 (train/warmstart.py ``fit``). A clone of the cutting
+    heuristic lost more to its teacher in that choice than in any other (issue 25,
+    docs/training.md)."""
     warmstart_teacher_weights: dict[str, float] = field(default_factory=dict)
     """Overrides of the heuristic teacher's options (agents/scripted.py
     HeuristicAgent.TUNABLE); {} (the default) clones the baseline heuristic itself,
@@ -367,6 +373,10 @@ class TrainConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+        w = self.warmstart_meld_weight
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w <= 0:
+            raise ValueError(f"warmstart_meld_weight must be a finite number > 0 (1: every position weighs the "
+                             f"same), got {w!r}")
         if not isinstance(self.warmstart_dagger_epochs, int) or self.warmstart_dagger_epochs < 1:
             raise ValueError(f"warmstart_dagger_epochs must be an int >= 1, got {self.warmstart_dagger_epochs!r}")
         if not isinstance(self.warmstart_epochs, int) or self.warmstart_epochs < 1:

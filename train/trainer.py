@@ -236,6 +236,8 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
         from .warmstart import WARM_START_KEYS
 
         ours, saved = cfg.to_dict(), meta.get("config", {})
+        if saved:  # a checkpoint saved before warmstart_meld_weight existed weighed every position the same
+            saved = {"warmstart_meld_weight": 1.0, **saved}
         changed = [k for k in WARM_START_KEYS if k in saved and saved[k] != ours.get(k)]
         if changed:
             raise CheckpointError(

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from rummy_env import engine
-from rummy_env.actions import num_actions
+from rummy_env.actions import MELD_BASE, num_actions
 from rummy_env.agents import BASELINES
 from rummy_env.agents.masking import mask_logits
 from rummy_env.observation import Encoder, action_mask
@@ -487,7 +487,7 @@ def clone(policy: Any, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray, 
 def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray,
         returns: np.ndarray, epochs: int, batch_size: int = 1024, lr: float = 1e-3,
         seed: int = 0, progress: Callable[[int], None] | None = None,
-        cache: torch.Tensor | None = None, bf16: bool = False) -> dict[str, float]:
+        cache: torch.Tensor | None = None, bf16: bool = False, meld_weight: float = 1.0) -> dict[str, float]:
     """Behaviour cloning of any network given as ``forward(obs) -> (logits, values)``
     (see ``sb3_forward``) with Adam on ``params``: loss = masked cross-entropy of the
     teacher's action + 0.5 * squared error of the value against ``returns``.
@@ -503,6 +503,10 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
             (``TrainConfig.precision``): the weights, gradients and Adam stay float32, the
             losses are computed in float32; the main job's fits 27% faster on a CPU with
             native bfloat16 (``precision.cpu_has_bf16``; docs/benchmarks.md).
+        meld_weight: the cross-entropy's weight at positions where a meld or a lay-off is
+            legal (any id from ``actions.MELD_BASE`` on: where the teacher chooses between
+            putting cards down and keeping them, RULES.md §3), every other position's being
+            1; the loss is the weighted mean (``TrainConfig.warmstart_meld_weight``).
 
     A ``forward`` with a fixed part (``sb3_forward`` of the card-feature network) has it
     computed once per sample before the first epoch (``fixed_features``: uint8, 1,208 bytes
@@ -542,7 +546,12 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
                 logits, values = forward(obs_t[idx]) if cache is None else forward.head(obs_t[idx], cache[idx])
             logits, values = logits.float(), values.float()
             m = mask_t[idx] if dense else torch.as_tensor(masks[rows])
-            loss_pi = torch.nn.functional.cross_entropy(mask_logits(logits, m), act_t[idx])
+            if meld_weight == 1.0:
+                loss_pi = torch.nn.functional.cross_entropy(mask_logits(logits, m), act_t[idx])
+            else:
+                w = 1.0 + (meld_weight - 1.0) * m[:, MELD_BASE:].any(dim=1).float()
+                ce = torch.nn.functional.cross_entropy(mask_logits(logits, m), act_t[idx], reduction="none")
+                loss_pi = (ce * w).sum() / w.sum()
             loss_v = torch.nn.functional.mse_loss(values, ret_t[idx])
             loss = loss_pi + 0.5 * loss_v
             opt.zero_grad()
@@ -597,7 +606,7 @@ class Ticker:
 
 WARM_START_KEYS = ("seed", "reward", "reward_scale", "init_policy", "warmstart_teacher", "warmstart_decisions", "warmstart_epochs",
                    "warmstart_dagger_rounds", "warmstart_dagger_decisions", "warmstart_dagger_epochs",
-                   "warmstart_teacher_weights", "warmstart_behaviour")
+                   "warmstart_teacher_weights", "warmstart_behaviour", "warmstart_meld_weight")
 """The ``TrainConfig`` keys a warm start's result depends on: a warm start interrupted and
 resumed (``warm_start(..., resume=...)``) must be continued with the same values."""
 
@@ -711,6 +720,7 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
     cache = fixed_features(forward, data[0]) if data is not None else None  # kept across the rounds
     if first and done < 1:
         res = fit(params, forward, *data, cfg.warmstart_epochs, seed=seed, cache=cache, bf16=bf16,
+                  meld_weight=cfg.warmstart_meld_weight,
                   progress=tick.bind("fitting", cfg.warmstart_epochs * len(data[2]), "samples (all epochs)"))
         prog["fit_s"] += time.perf_counter() - t1
         parts_s["fit"] = round(time.perf_counter() - t1, 1)
@@ -742,6 +752,7 @@ def warm_start(cfg: Any, rules: Rules, params: list, forward: Forward, verbose: 
             continue
         agree = agreement(forward, *new[:3])
         res = {**res, **fit(params, forward, *data, cfg.warmstart_dagger_epochs, seed=seed + r + 1, cache=cache, bf16=bf16,
+                            meld_weight=cfg.warmstart_meld_weight,
                             progress=tick.bind(f"DAgger round {r + 1}: refitting",
                                                cfg.warmstart_dagger_epochs * len(data[2]), "samples (all epochs)")),
                f"dagger_{r + 1}_agreement_before": round(agree, 4)}
