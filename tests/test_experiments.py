@@ -379,3 +379,17 @@ def test_hybrid_classes_and_the_agents_that_are_their_teacher_or_their_student()
             assert agents[("discard",)].act(o, m) == (s if hy.decision_class(t, s) == "discard" else t)
             env.step(s if seed % 2 else t)
     assert seen == set(hy.CLASSES)
+
+
+def test_the_stock_head_and_meld_weight_configs_are_the_headed_clone_with_one_change_each():
+    from rummy_env.train.config import TrainConfig, tomllib
+
+    base = tomllib.loads((ROOT / "issue25_card_head_clone.toml").read_text())
+    stock = tomllib.loads((ROOT / "issue25_card_stock_clone.toml").read_text())
+    weighted = tomllib.loads((ROOT / "issue25_card_meld_weight.toml").read_text())
+    diff = lambda a, b: {k for k in set(a) | set(b) if a.get(k) != b.get(k)}  # noqa: E731
+    assert diff(base, stock) == {"discard_head", "seed", "out"}
+    assert diff(stock, weighted) == {"warmstart_meld_weight", "seed", "out"}
+    cfg = TrainConfig.from_dict(weighted)
+    assert (cfg.discard_head, cfg.warmstart_meld_weight, cfg.warmstart_teacher) == ("cards+stock", 4.0, "heuristic:cutting")
+    assert TrainConfig.from_dict(stock).warmstart_meld_weight == 1.0
