@@ -393,3 +393,11 @@ def test_the_stock_head_and_meld_weight_configs_are_the_headed_clone_with_one_ch
     cfg = TrainConfig.from_dict(weighted)
     assert (cfg.discard_head, cfg.warmstart_meld_weight, cfg.warmstart_teacher) == ("cards+stock", 4.0, "heuristic:cutting")
     assert TrainConfig.from_dict(stock).warmstart_meld_weight == 1.0
+
+
+def test_hold_by_stock_counts_only_hold_disagreements():
+    hb = _module("issue25_hold_by_stock")
+    same, total = hb.hold_by_stock("heuristic:cutting", hands=2)
+    assert not same and sum(total.values()) > 10
+    differ, total2 = hb.hold_by_stock("greedy", hands=3)
+    assert differ and all(stock in total2 and (t == "discard") != (s == "discard") for stock, t, s in differ)
