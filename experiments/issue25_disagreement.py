@@ -35,12 +35,13 @@ def kind(a: int) -> str:
     return "layoff" if a < NUM_ACTIONS else "other"
 
 
-def disagreement(student: str, teacher: str = "heuristic:cutting", opponent: str = "heuristic", hands: int = 100,
-                 seed: int = 7) -> dict:
-    """``{"decisions": n, "agree": share, "rows": [[teacher_kind, student_kind, agreed, count], ...]}``
-    over the student's decisions in ``hands`` classic hands (see the module docstring)."""
+def paired_moves(student: str, teacher: str = "heuristic:cutting", opponent: str = "heuristic", hands: int = 100,
+                 seed: int = 7):
+    """Yield ``(env, teacher_move, student_move)`` at each of the student's decisions in
+    ``hands`` classic hands against ``opponent`` (seats alternating by hand; hand ``h`` dealt
+    with seed ``seed * 1000 + h``; agents made with ``seed``), before the student's move is
+    played: the teacher is asked on the same observation and mask."""
     st, te, opp = (make_agent(s, seed=seed) for s in (student, teacher, opponent))
-    counts: collections.Counter = collections.Counter()
     for h in range(hands):
         env = rummy_v0.env(rules="classic")
         env.reset(seed=seed * 1000 + h)
@@ -52,11 +53,20 @@ def disagreement(student: str, teacher: str = "heuristic:cutting", opponent: str
                 continue
             o, m = obs["observation"], obs["action_mask"]
             if seat == me:
-                a, t = st.act(o, m), te.act(o, m)
-                counts[kind(t), kind(a), a == t] += 1
+                a = st.act(o, m)
+                yield env, te.act(o, m), a
             else:
                 a = opp.act(o, m)
             env.step(a)
+
+
+def disagreement(student: str, teacher: str = "heuristic:cutting", opponent: str = "heuristic", hands: int = 100,
+                 seed: int = 7) -> dict:
+    """``{"decisions": n, "agree": share, "rows": [[teacher_kind, student_kind, agreed, count], ...]}``
+    over the student's decisions in ``hands`` classic hands (see the module docstring)."""
+    counts: collections.Counter = collections.Counter()
+    for _, t, a in paired_moves(student, teacher, opponent, hands, seed):
+        counts[kind(t), kind(a), a == t] += 1
     n = sum(counts.values())
     rows = [[tk, sk, ok, c] for (tk, sk, ok), c in sorted(counts.items())]
     return {"decisions": n, "agree": sum(c for (_, _, ok), c in counts.items() if ok) / max(n, 1), "rows": rows}

@@ -19,38 +19,22 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from issue25_hybrid import decision_class, kind  # noqa: E402
-
-from rummy_env import rummy_v0  # noqa: E402
-from rummy_env.agents import make_agent  # noqa: E402
+from issue25_disagreement import kind, paired_moves  # noqa: E402
+from issue25_hybrid import decision_class  # noqa: E402
 
 
 def hold_by_stock(student: str, hands: int = 150, teacher: str = "heuristic:cutting",
                   opponent: str = "heuristic") -> tuple[collections.Counter, collections.Counter]:
     """``(disagreements, decisions)``: Counters keyed ``(stock, teacher_kind, student_kind)``
-    and ``stock`` (see the module docstring); ``student`` an agent name."""
-    st, te, opp = make_agent(student), make_agent(teacher), make_agent(opponent)
+    and ``stock`` (see the module docstring); ``student`` an agent name. The hands are
+    ``issue25_disagreement.paired_moves``' with seed 7."""
     differ, total = collections.Counter(), collections.Counter()
-    for h in range(hands):
-        env = rummy_v0.env(rules="classic")
-        env.reset(seed=7000 + h)
-        me = env.agents[h % 2]
-        for seat in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            o, m = obs["observation"], obs["action_mask"]
-            if seat == me:
-                a, t = st.act(o, m), te.act(o, m)
-                stock = len(env.unwrapped.state.stock)
-                if kind(t) != "draw":
-                    total[stock] += 1
-                    if decision_class(t, a) == "hold":
-                        differ[stock, kind(t), kind(a)] += 1
-            else:
-                a = opp.act(o, m)
-            env.step(a)
+    for env, t, a in paired_moves(student, teacher, opponent, hands, seed=7):
+        if kind(t) != "draw":
+            stock = len(env.unwrapped.state.stock)
+            total[stock] += 1
+            if decision_class(t, a) == "hold":
+                differ[stock, kind(t), kind(a)] += 1
     return differ, total
 
 

@@ -25,25 +25,17 @@ class cost. Classic two-player tables (the teacher's action ids).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from rummy_env.actions import DISCARD_BASE, LAYOFF_BASE, MELD_BASE, NUM_ACTIONS
-from rummy_env.agents import make_agent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from issue25_disagreement import kind  # noqa: E402,F401 - the kinds of a classic action id
+
+from rummy_env.agents import make_agent  # noqa: E402
 
 CLASSES = ("draw", "hold", "discard", "meld")
-
-
-def kind(a: int) -> str:
-    """The kind of a classic action id: draw 0-1, discard 2-53, meld 54-422, layoff 423-578."""
-    if a < DISCARD_BASE:
-        return "draw"
-    if a < MELD_BASE:
-        return "discard"
-    if a < LAYOFF_BASE:
-        return "meld"
-    return "layoff" if a < NUM_ACTIONS else "other"
 
 
 def decision_class(teacher_move: int, student_move: int) -> str:

@@ -681,8 +681,6 @@ def test_the_cloning_loss_weighs_the_positions_with_a_meld_by_warmstart_meld_wei
     for w, want in ((3.0, (3 * math.log(6) + 3 * math.log(4)) / 6), (1.0, (math.log(6) + 3 * math.log(4)) / 4)):
         res = fit([bias], forward, obs, masks, acts, rets, epochs=1, batch_size=4, lr=0.0, meld_weight=w)
         assert res["policy_loss"] == pytest.approx(want, abs=1e-5)
-    assert (round((3 * math.log(6) + 3 * math.log(4)) / 6, 4), round((math.log(6) + 3 * math.log(4)) / 4, 4)) == (
-        1.5890, 1.4877)
     for bad in (0, -1.0, float("nan"), True, "2"):
         with pytest.raises(ValueError, match="warmstart_meld_weight must be a finite number"):
             TrainConfig(warmstart_meld_weight=bad).validate()

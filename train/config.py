@@ -175,12 +175,13 @@ class TrainConfig:
     "cards+stock", the same head also reading the stock's size as 52 steps
     (``stock_size > k``: a switch at one stock size, such as the cutting heuristic's end of
     holding at 22 cards, is one input to it; issue 25, docs/training.md).
-    Both need ``features`` "cards" or "cards+jokers" and the SB3 backend; training with it
-    runs at less than half the dense network's rate (``rummy bench train --snapshots``:
+    Both need ``features`` "cards" or "cards+jokers" and the SB3 backend; training with
+    "cards" runs at less than half the dense network's rate (``rummy bench train --snapshots``:
     3,477 against 8,031 learner timesteps/s on 2 cores; a real run, experiments/
     issue25_card_head_ppo.toml with its pool growing, 3,242/s in its PPO phase, where the
     dense fifth stage, issue25_cutting_pool.toml, ran 5,113/s with evaluations beside it:
-    docs/training.md). A dense policy
+    docs/training.md; "cards+stock" 2,917/s in the 0.7-min PPO phase of
+    experiments/issue25_card_stock_clone.toml, too short a phase to compare). A dense policy
     given as ``init_policy`` gets a new head that starts at zero (it plays as it did until
     trained)."""
 

@@ -546,7 +546,7 @@ def fit(params: list, forward: Forward, obs: np.ndarray, masks: np.ndarray, acti
                 logits, values = forward(obs_t[idx]) if cache is None else forward.head(obs_t[idx], cache[idx])
             logits, values = logits.float(), values.float()
             m = mask_t[idx] if dense else torch.as_tensor(masks[rows])
-            if meld_weight == 1.0:
+            if meld_weight == 1.0:  # the plain mean, as before the weight (the same floats)
                 loss_pi = torch.nn.functional.cross_entropy(mask_logits(logits, m), act_t[idx])
             else:
                 w = 1.0 + (meld_weight - 1.0) * m[:, MELD_BASE:].any(dim=1).float()
