@@ -310,6 +310,12 @@ def test_a_warm_start_checkpoint_refuses_other_warm_start_settings_and_corrupt_p
                                               r"\(this run: 2\); resume with the same config"):
         Trainer(tiny_config(tmp_path / "b", warmstart_decisions=1200, warmstart_epochs=2, warmstart_dagger_rounds=2,
                             warmstart_dagger_decisions=1000, warmstart_dagger_epochs=1), resume=str(ck), verbose=0)
+    # a checkpoint saved before warmstart_meld_weight existed weighed every position the same
+    meta = json.loads((ck / "rummy_config.json").read_text())
+    del meta["config"]["warmstart_meld_weight"]
+    (ck / "rummy_config.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=r"other settings: warmstart_meld_weight 1.0 \(this run: 4.0\)"):
+        Trainer(_ws_config(tmp_path / "w", warmstart_meld_weight=4.0), resume=str(ck), verbose=0)
     state = json.loads((ck / "trainer_state.json").read_text())
     for bad, msg in ((-1, r"warm_start_progress.fits_done must be an int >= 0"),
                      (5, r"warm_start_progress.fits_done is 5, but this config's warm start has 3 fits")):
