@@ -229,7 +229,8 @@ def test_discard_head_errors():
     with pytest.raises(ValueError, match="discard_head must be one of 'dense', 'cards', 'cards\\+stock', got 'card'"):
         TrainConfig(discard_head="card").validate()
     for head in ("cards", "cards+stock"):
-        with pytest.raises(ValueError, match=f"discard_head '{re.escape(head)}' .* needs features 'cards' or 'cards\\+jokers'"):
+        with pytest.raises(ValueError, match=f"discard_head '{re.escape(head)}' .* needs features 'cards', 'cards\\+jokers' "
+                                             "or 'cards\\+plan', not 'none'"):
             TrainConfig(discard_head=head, features="none").validate()
         TrainConfig(discard_head=head).validate()
     import gymnasium as gym

@@ -433,7 +433,7 @@ def test_joker_features_round_trip_and_are_refused_without_jokers(tmp_path):
     with torch.no_grad():
         torch.testing.assert_close(rebuilt(obs), policy.action_net(policy.mlp_extractor.forward_actor(
             policy.extract_features(obs))))
-    with pytest.raises(ValueError, match="features must be one of 'cards', 'cards\\+jokers', 'none', got 'joker'"):
+    with pytest.raises(ValueError, match="features must be one of 'cards', 'cards\\+jokers', 'cards\\+plan', 'none', got 'joker'"):
         TrainConfig(features="joker").validate()
     with pytest.raises(ValueError, match="a 2-player standard table has no jokers"):
         Trainer(TrainConfig(rules="classic", features="cards+jokers", out=str(tmp_path / "run")))

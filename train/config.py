@@ -53,9 +53,10 @@ MAX_SEED = 2**32 - 1
 """The largest ``seed`` (numpy's ``np.random.seed``, which SB3 seeds, takes 0..2**32 - 1)."""
 
 
-FEATURES = ("cards", "cards+jokers", "none")
+FEATURES = ("cards", "cards+jokers", "cards+plan", "none")
 """The ``features`` values of a network (``TrainConfig.features``): the card features,
-the card features with the joker planes (a table with jokers only), or none."""
+the card features with the joker planes (a table with jokers only), the card features with
+the hand's meld plan (a standard table only: ``plan_features.MeldPlanFeatures``), or none."""
 
 
 DISCARD_HEADS = ("dense", "cards", "cards+stock")
@@ -64,11 +65,14 @@ DISCARD_HEADS = ("dense", "cards", "cards+stock")
 
 def check_rllib_network(cfg: Any) -> None:
     """Raise ``ValueError`` when ``cfg`` (a ``TrainConfig``) asks for a network the RLlib
-    backend does not build: ``discard_head`` other than ``"dense"`` (checked before Ray is
-    imported or started)."""
+    backend does not build: ``discard_head`` other than ``"dense"``, or ``features`` "cards+plan"
+    (checked before Ray is imported or started)."""
     if cfg.discard_head != "dense":
         raise ValueError(f"discard_head {cfg.discard_head!r} is a network of the SB3 backend only; the RLlib "
                          f"backend's network has the dense head: set discard_head = 'dense' or use --backend sb3")
+    if cfg.features == "cards+plan":
+        raise ValueError("features 'cards+plan' is a network of the SB3 backend only; the RLlib backend builds "
+                         "'cards', 'cards+jokers' or 'none': set one of them or use --backend sb3")
 
 
 def check_features(features: object, table: Any = None) -> None:
@@ -79,6 +83,9 @@ def check_features(features: object, table: Any = None) -> None:
     if features == "cards+jokers" and table is not None and not table.jokers:
         raise ValueError(f"features 'cards+jokers' adds joker planes, and {table.describe()} has no jokers; "
                          "use 'cards' (RULES.md §10.2)")
+    if features == "cards+plan" and table is not None and table.kind != "standard":
+        raise ValueError(f"features 'cards+plan' adds the meld plan of a standard table's hand, and "
+                         f"{table.describe()} is not a standard table; use 'cards' (RULES.md §10)")
 
 
 @dataclass
@@ -163,7 +170,10 @@ class TrainConfig:
     """Network input: "cards" appends meld-structure features computed from the
     observation (train/features.py: sets, run neighbours, unseen outs per card);
     "cards+jokers" adds the planes of the melds a held joker completes (a table with
-    jokers only); "none" feeds the observation as it is."""
+    jokers only); "cards+plan" adds the meld plan of the hand and of the hand plus the
+    upcard (the best partition's melds, the cards laid off, the rest and its count:
+    train/plan_features.py; a standard table only; issue 25); "none" feeds the
+    observation as it is."""
     trunk: int = 256
     """Width of one learned Linear+Tanh layer after the features, shared by the policy
     and the value network (0: none; net_arch's layers then start from the features)."""
@@ -175,7 +185,7 @@ class TrainConfig:
     "cards+stock", the same head also reading the stock's size as 52 steps
     (``stock_size > k``: a switch at one stock size, such as the cutting heuristic's end of
     holding at 22 cards, is one input to it; issue 25, docs/training.md).
-    Both need ``features`` "cards" or "cards+jokers" and the SB3 backend; training with
+    Both need card features ("cards", "cards+jokers" or "cards+plan") and the SB3 backend; training with
     "cards" runs at less than half the dense network's rate (``rummy bench train --snapshots``:
     3,477 against 8,031 learner timesteps/s on 2 cores; a real run, experiments/
     issue25_card_head_ppo.toml with its pool growing, 3,242/s in its PPO phase, where the
@@ -391,13 +401,13 @@ class TrainConfig:
                 or self.snapshot_rotation < 0:
             raise ValueError(f"snapshot_rotation must be an int >= 0 (learner timesteps; 0: no windows), "
                              f"got {self.snapshot_rotation!r}")
-        check_features(self.features)  # and "cards+jokers" at a table with jokers: the trainer checks it
+        check_features(self.features)  # and "cards+jokers" / "cards+plan" at their tables: the trainer checks it
         if self.discard_head not in DISCARD_HEADS:
             raise ValueError(f"discard_head must be one of {', '.join(repr(h) for h in DISCARD_HEADS)}, "
                              f"got {self.discard_head!r}")
         if self.discard_head != "dense" and self.features == "none":
             raise ValueError(f"discard_head {self.discard_head!r} scores each discard from the card features: it needs features "
-                             "'cards' or 'cards+jokers', not 'none'")
+                             "'cards', 'cards+jokers' or 'cards+plan', not 'none'")
         if not self.net_arch or not all(isinstance(x, int) and x > 0 for x in self.net_arch):
             raise ValueError(f"net_arch must be a non-empty list of positive ints, got {self.net_arch!r}")
 

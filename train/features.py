@@ -48,6 +48,11 @@ away and a joker: with the joker a run of three), 0 when ``X`` holds no joker (t
 upcard adds one when it is the joker), in the order ``set_joker`` of the hand, of the
 hand plus upcard, ``run_joker`` of the hand, of the hand plus upcard:
 ``JOKER_EXTRA = 4 * 52 = 208`` more features.
+
+With ``plan=True`` (``features="cards+plan"``, a standard table only) the meld plan of the
+hand and of the hand plus the upcard follows (``plan_features.MeldPlanFeatures``: per hand
+the planes ``melded``, ``placed`` and ``unplaced`` and the unplaced count one-hot 0-4, 5+):
+``PLAN_EXTRA = 2 * (3 * 52 + 6) = 324`` more features.
 """
 from __future__ import annotations
 
@@ -60,6 +65,7 @@ from rummy_env.observation import ACES_ORDER, num_card_planes, obs_size, offsets
 from rummy_env.table import STOCK_SCALE, legacy_table
 
 from .config import FEATURES, check_features  # noqa: F401 - re-exported
+from .plan_features import PLAN_EXTRA, MeldPlanFeatures
 
 PER_HAND = 7   # same_rank, 4 run neighbours, in_set, in_run
 UNSEEN = 6     # unseen_rank, 4 run neighbours, unseen
@@ -101,7 +107,7 @@ class CardMeldFeatures(nn.Module):
     """
 
     def __init__(self, obs_dim: int, num_players: int | None = None, kind: str | None = None,
-                 jokers: bool = False) -> None:
+                 jokers: bool = False, plan: bool = False) -> None:
         super().__init__()
         if num_players is None:  # a file of release 0.1 (standard or 500 Rum only), saved without its table
             n, kind = legacy_table(obs_dim)
@@ -134,6 +140,12 @@ class CardMeldFeatures(nn.Module):
                 raise ValueError(f"joker features need a table with jokers; a {kind} table has none (RULES.md §10.2)")
             self.hand_jokers, self.upcard_joker = off["hand_jokers"].start, off["upcard_joker"].start
             self.out_dim += JOKER_EXTRA
+        self.plan = bool(plan)
+        if self.plan:
+            if kind != "standard":
+                raise ValueError(f"meld-plan features need a standard table; a {kind} table is not one (RULES.md §10)")
+            self.plan_features = MeldPlanFeatures(obs_dim, n)
+            self.out_dim += PLAN_EXTRA
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         obs = obs.float()
@@ -167,6 +179,8 @@ class CardMeldFeatures(nn.Module):
             set_j = xh * (same[:, :2] >= 1).float() * has
             run_j = xh * ((m2 + m1 + p1 + p2)[:, :2] > 0).float() * has
             out.append(torch.cat([set_j, run_j], dim=1).reshape(b, -1))
+        if self.plan:
+            out.append(self.plan_features(obs))
         return torch.cat(out, dim=1)
 
 
@@ -178,6 +192,7 @@ two-deck stock beyond 52 cards sets them all)."""
 DISCARD_HEAD_KINDS = {True: False, "cards": False, "cards+stock": True}
 """``CardFeatures(discard_head=...)`` values that build a head, and whether it reads the stock steps."""
 CARD_PLANES = 2 * PER_HAND + 1 + UNSEEN + 2  # CardMeldFeatures' planes of 52 after the observation (23)
+PLAN_COUNTS = 6  # MeldPlanFeatures' unplaced count one-hot per hand
 
 
 def card_neighbours() -> torch.Tensor:
@@ -204,9 +219,10 @@ class CardDiscardHead(nn.Module):
 
     Card ``c``'s score reads, from ``CardMeldFeatures``' output, every card plane (the
     observation's ``num_card_planes(n)`` and the 23 feature planes, plus the 4 joker planes with
-    ``jokers``) at ``c`` and at its seven neighbours (``card_neighbours``), the rest of the
-    observation (scalars, the table's rules, at the deck-variant tables their extra pieces),
-    the two loose-card counts, with ``stock_steps`` the stock's size as ``STOCK_STEPS``
+    ``jokers``, the 6 meld-plan planes with ``plan``) at ``c`` and at its seven neighbours
+    (``card_neighbours``), the rest of the observation (scalars, the table's rules, at the
+    deck-variant tables their extra pieces), the two loose-card counts (and the two unplaced
+    counts of the plan), with ``stock_steps`` the stock's size as ``STOCK_STEPS``
     steps (``stock_size > k``, 0/1: a head that must switch at one stock size, as a
     player who holds his melds until the stock runs low does, reads the switch from one
     input instead of carving it out of the scaled size) and ``c``'s rank (one-hot), through
@@ -225,11 +241,12 @@ class CardDiscardHead(nn.Module):
         self.obs_dim, self.planes = core.obs_dim, core.planes
         self.stock_steps, self.stock_at = bool(stock_steps), core.stock_at
         self.register_buffer("steps_at", torch.arange(STOCK_STEPS, dtype=torch.float32) + 0.5, persistent=False)
-        self.feature_planes = CARD_PLANES + (4 if core.jokers else 0)
+        self.feature_planes = CARD_PLANES + (4 if core.jokers else 0) + (6 if core.plan else 0)
+        self.plan = core.plan
         self.register_buffer("nb", card_neighbours(), persistent=False)
         self.register_buffer("ranks", torch.eye(13)[torch.arange(52) % 13], persistent=False)
         width = (8 * (self.planes + self.feature_planes) + (self.obs_dim - 52 * self.planes) + 2 * LOOSE_COUNTS
-                 + (STOCK_STEPS if self.stock_steps else 0) + 13)
+                 + (2 * PLAN_COUNTS if self.plan else 0) + (STOCK_STEPS if self.stock_steps else 0) + 13)
         layers: list[nn.Module] = []
         for h in hidden:
             layers += [nn.Linear(width, h), nn.ReLU()]
@@ -247,10 +264,16 @@ class CardDiscardHead(nn.Module):
         counts_at = o + 52 * CARD_PLANES
         planes = [full[:, : 52 * self.planes].reshape(b, self.planes, 52),
                   full[:, o:counts_at].reshape(b, CARD_PLANES, 52)]
-        if self.feature_planes > CARD_PLANES:  # the joker planes, after the loose counts
-            start = counts_at + 2 * LOOSE_COUNTS
+        start = counts_at + 2 * LOOSE_COUNTS
+        if self.plan:  # the plan of the hand, then of the hand plus upcard: 3 planes and 6 counts each
+            per = 3 * 52 + PLAN_COUNTS
+            hands = full[:, start:start + 2 * per].reshape(b, 2, per)
+            planes.append(hands[:, :, : 3 * 52].reshape(b, 6, 52))
+        elif self.feature_planes > CARD_PLANES:  # the joker planes, after the loose counts
             planes.append(full[:, start:start + 4 * 52].reshape(b, 4, 52))
         rest = [full[:, 52 * self.planes:o], full[:, counts_at:counts_at + 2 * LOOSE_COUNTS]]
+        if self.plan:
+            rest.append(hands[:, :, 3 * 52:].reshape(b, 2 * PLAN_COUNTS))
         if self.stock_steps:  # the size is k / STOCK_SCALE: the step at k + 0.5 is exact
             stock = full[:, self.stock_at:self.stock_at + 1] * STOCK_SCALE
             rest.append((stock > self.steps_at).to(full.dtype))
@@ -312,7 +335,8 @@ class CardFeatures(BaseFeaturesExtractor):
     Without them (a file of release 0.1, which had only the standard and 500 Rum tables)
     the table is that release's table of this observation size (``table.legacy_table``).
     The deck-variant pieces after the standard layout pass through unchanged; ``jokers=True``
-    adds the joker planes (``CardMeldFeatures``, a table with jokers only).
+    adds the joker planes (``CardMeldFeatures``, a table with jokers only), ``plan=True`` the
+    meld plan (``features="cards+plan"``, a standard table only).
 
     ``discard_head=True`` or ``"cards"`` (``TrainConfig.discard_head = "cards"``), or
     ``"cards+stock"`` (the head also reads the stock steps), also holds a
@@ -323,13 +347,14 @@ class CardFeatures(BaseFeaturesExtractor):
 
     Raises:
         ValueError: the observation space is not a flat Box of the table, ``trunk < 0``, or
-            ``jokers`` or ``discard_head`` without ``cards``, ``discard_head`` not one of
-            False, None, True, ``"cards"``, ``"cards+stock"``, or ``jokers`` at a table without jokers.
+            ``jokers``, ``plan`` or ``discard_head`` without ``cards``, ``discard_head`` not one of
+            False, None, True, ``"cards"``, ``"cards+stock"``, ``jokers`` at a table without jokers,
+            ``plan`` at a table that is not standard, or ``plan`` with ``jokers``.
     """
 
     def __init__(self, observation_space: gym.spaces.Box, cards: bool = True, trunk: int = 0,
                  num_players: int | None = None, kind: str | None = None, jokers: bool = False,
-                 discard_head: bool | str = False) -> None:
+                 discard_head: bool | str = False, plan: bool = False) -> None:
         if len(observation_space.shape) != 1:
             raise ValueError(f"CardFeatures needs a flat observation, got shape {observation_space.shape}")
         if not isinstance(trunk, int) or trunk < 0:
@@ -340,7 +365,11 @@ class CardFeatures(BaseFeaturesExtractor):
         kind = kind or "standard"
         if jokers and not cards:
             raise ValueError("jokers=True adds planes to the card features: it needs cards=True")
-        core: nn.Module = CardMeldFeatures(obs_dim, num_players, kind, jokers) if cards else nn.Identity()
+        if plan and not cards:
+            raise ValueError("plan=True adds the meld plan to the card features: it needs cards=True")
+        if plan and jokers:
+            raise ValueError("plan=True is for standard tables, jokers=True for tables with jokers: not both")
+        core: nn.Module = CardMeldFeatures(obs_dim, num_players, kind, jokers, plan) if cards else nn.Identity()
         width = core.out_dim if cards else obs_dim
         super().__init__(observation_space, trunk or width)
         self.num_players, self.kind = num_players, kind  # the table, told (ActorNet.from_policy copies it)

@@ -53,13 +53,14 @@ class ActorNet(nn.Module):
             space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
             self.features: nn.Module = CardFeatures(space, cards=features != "none", trunk=trunk,
                                                     num_players=num_players, kind=kind,
-                                                    jokers=features == "cards+jokers", discard_head=discard_head)
+                                                    jokers=features == "cards+jokers", plan=features == "cards+plan",
+                                                    discard_head=discard_head)
             num_players, kind = self.features.num_players, self.features.kind
             last = self.features.features_dim
         else:
             if discard_head:
                 raise ValueError("discard_head=True scores the discards from the card features: it needs features "
-                                 "'cards' or 'cards+jokers'")
+                                 "'cards', 'cards+jokers' or 'cards+plan'")
             self.features = nn.Identity()
             last = obs_dim
         for h in net_arch:
@@ -88,7 +89,7 @@ class ActorNet(nn.Module):
         features, trunk, table = "none", 0, {}
         if isinstance(fx, CardFeatures):
             features = ("none" if isinstance(fx.core, nn.Identity) else
-                        "cards+jokers" if fx.core.jokers else "cards")
+                        "cards+jokers" if fx.core.jokers else "cards+plan" if fx.core.plan else "cards")
             trunk = fx.trunk[0].out_features if isinstance(fx.trunk, nn.Sequential) else 0
             table = dict(num_players=fx.num_players, kind=fx.kind)  # the policy's own table, never its sizes
         if getattr(fx, "discard_scorer", None) is not None:

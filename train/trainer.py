@@ -381,6 +381,8 @@ class Trainer:
                                                    num_players=table.num_players, kind=table.kind)
             if cfg.features == "cards+jokers":  # only then, so the other tables' zips keep their kwargs
                 pk["features_extractor_kwargs"]["jokers"] = True
+            if cfg.features == "cards+plan":  # likewise
+                pk["features_extractor_kwargs"]["plan"] = True
             if cfg.discard_head != "dense":  # likewise
                 pk["features_extractor_kwargs"]["discard_head"] = True if cfg.discard_head == "cards" else cfg.discard_head
         common = dict(n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma,
