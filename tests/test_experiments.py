@@ -401,3 +401,80 @@ def test_hold_by_stock_counts_only_hold_disagreements():
     assert not same and sum(total.values()) > 10
     differ, total2 = hb.hold_by_stock("greedy", hands=3)
     assert differ and all(stock in total2 and (t == "discard") != (s == "discard") for stock, t, s in differ)
+
+
+def test_the_big_clone_config_is_the_stock_clone_on_more_positions():
+    from rummy_env.train.config import TrainConfig, tomllib
+
+    stock = tomllib.loads((ROOT / "issue25_card_stock_clone.toml").read_text())
+    big = tomllib.loads((ROOT / "issue25_card_big_clone.toml").read_text())
+    diff = {k for k in set(stock) | set(big) if stock.get(k) != big.get(k)}
+    assert diff == {"warmstart_decisions", "warmstart_epochs", "warmstart_dagger_rounds",
+                    "warmstart_dagger_decisions", "warmstart_dagger_epochs", "out"}
+    cfg = TrainConfig.from_dict(big)
+    assert (cfg.warmstart_decisions, cfg.warmstart_dagger_rounds, cfg.discard_head) == (1_200_000, 4, "cards+stock")
+
+
+def test_meld_bias_lowers_melds_and_layoffs_only_where_a_discard_is_legal(monkeypatch):
+    mb = _module("issue25_meld_bias")
+
+    class Fixed:  # a student whose logits are given: meld 60 at 1.0, layoff 500 at 0.8, discard 5 at 0.5
+        def logits(self, observation):
+            z = np.zeros(579, dtype=np.float32)
+            z[60], z[500], z[5] = 1.0, 0.8, 0.5
+            return z
+
+    def agent(bias):
+        a = mb.MeldBias(student="greedy", bias=bias)
+        a.student = Fixed()
+        return a
+
+    obs = np.zeros(548, dtype=np.float32)
+    play = np.zeros(579, dtype=np.int8)
+    play[[5, 7, 60, 500]] = 1
+    assert agent(0).act(obs, play) == 60
+    assert agent(0.3).act(obs, play) == 60          # 0.7 against 0.5 and 0.5
+    assert agent(0.55).act(obs, play) == 5          # 0.45 and 0.25 against 0.5
+    melds_only = np.zeros(579, dtype=np.int8)
+    melds_only[[60, 500]] = 1                       # no discard legal: nothing is shifted
+    assert agent(5).act(obs, melds_only) == 60
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="meld bias must be a finite number >= 0"):
+            mb.MeldBias(student="greedy", bias=bad)
+    monkeypatch.setenv("RUMMY_MELD_BIAS", "x")
+    with pytest.raises(ValueError, match="RUMMY_MELD_BIAS must be a number >= 0, got 'x'"):
+        mb.MeldBias(student="greedy")
+    monkeypatch.delenv("RUMMY_STUDENT", raising=False)
+    with pytest.raises(ValueError, match="set RUMMY_STUDENT"):
+        mb.agent()
+
+
+def test_loose_and_plan_counts_the_overlap_the_loose_count_misses():
+    needs("torch")
+    lp = _module("issue25_loose_plan")
+    from rummy_env.cards import parse_card
+    from rummy_env.observation import offsets
+
+    off = offsets(2)
+    obs = np.zeros(548, dtype=np.float32)
+    for t in ("5S", "6S", "7S", "7H", "7D", "KC"):  # run 5S-7S and set of 7s share the 7S (RULES.md §3)
+        obs[parse_card(t)] = 1.0
+    obs[off["rule_aces"].start] = 1.0  # aces low
+    mask = np.zeros(579, dtype=np.int8)
+    mask[2] = 1
+    assert lp.loose_count(obs) == 1    # only the KC is in no set and no run window
+    assert lp.plan_count(obs, mask) == 3  # the set goes down: 5S 6S KC stay
+    same = lp.loose_and_plan("heuristic:cutting", hands=2)
+    assert sum(same.values()) > 0 and not any(cls == "hold" for cls, _ in same)
+    other = lp.loose_and_plan("greedy", hands=3)
+    assert {side for _, side in other} <= {"agree", "differ"} and other
+
+
+def test_the_plan_clone_config_is_the_stock_clone_with_the_plan_features():
+    from rummy_env.train.config import TrainConfig, tomllib
+
+    stock = tomllib.loads((ROOT / "issue25_card_stock_clone.toml").read_text())
+    plan = tomllib.loads((ROOT / "issue25_card_plan_clone.toml").read_text())
+    assert {k for k in set(stock) | set(plan) if stock.get(k) != plan.get(k)} == {"features", "seed", "out"}
+    cfg = TrainConfig.from_dict(plan)
+    assert (cfg.features, cfg.discard_head, cfg.warmstart_teacher) == ("cards+plan", "cards+stock", "heuristic:cutting")
