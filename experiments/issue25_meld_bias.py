@@ -5,17 +5,26 @@ back? Not part of the package: a record of the experiment. From the repository's
 
     PYTHONPATH=experiments RUMMY_STUDENT=runs/cardstock/run/final_model.zip RUMMY_MELD_BIAS=1 \\
         rummy eval --agents issue25_meld_bias:agent heuristic --rules classic --deals 500 --seed 9702 --workers 2
+    python experiments/issue25_meld_bias.py runs/cardstock/run/final_model.zip --bias 0 0.5 1 2 3 --hands 300
 
 ``agent`` plays the student (``RUMMY_STUDENT``, an SB3 zip) greedily on its logits, with
 ``RUMMY_MELD_BIAS`` (a number >= 0, default 1) taken off every meld and lay-off id (classic ids
 54-578, ``rummy_env.actions``) whenever a discard is legal too (the play phase, RULES.md §3).
 It reads the observation and the action mask only. The same shift is an edit of the policy's
 last layer (the biases of those ids), so a network could ship with it.
+
+The script counts, per bias, the biased student's disagreements with the teacher
+(``heuristic:cutting``) by class (``issue25_hybrid.decision_class``) over ``hands`` classic hands
+against ``heuristic`` (``issue25_disagreement.paired_moves``, seed 7), the ``hold`` ones split
+into the student putting cards down where the teacher discards and the reverse.
 """
 from __future__ import annotations
 
+import argparse
+import collections
 import math
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +76,47 @@ class MeldBias:
 def agent(seed: int | None = None) -> MeldBias:
     """``MeldBias`` from the environment (``RUMMY_STUDENT``, ``RUMMY_MELD_BIAS``)."""
     return MeldBias(seed=seed)
+
+
+def disagreements(student_zip: str, bias: float, hands: int = 300) -> collections.Counter:
+    """Counter of the biased student's disagreements with ``heuristic:cutting``: keys
+    ``"draw"``, ``"discard"``, ``"meld"``, ``"puts down"`` (a ``hold`` decision where the student
+    melds or lays off and the teacher discards), ``"holds"`` (the reverse), and ``"decisions"``
+    (all of the student's decisions). ``student_zip`` an SB3 zip; the student plays as
+    ``issue25_meld_bias:agent`` (this module, imported by name) with ``bias``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from issue25_disagreement import kind, paired_moves
+    from issue25_hybrid import decision_class
+
+    saved = {k: os.environ.get(k) for k in ("RUMMY_STUDENT", "RUMMY_MELD_BIAS")}
+    os.environ["RUMMY_STUDENT"], os.environ["RUMMY_MELD_BIAS"] = str(student_zip), repr(float(bias))
+    counts: collections.Counter = collections.Counter()
+    try:
+        for _, t, a in paired_moves("issue25_meld_bias:agent", "heuristic:cutting", "heuristic", hands, seed=7):
+            counts["decisions"] += 1
+            if t != a:
+                c = decision_class(t, a)
+                counts[c if c != "hold" else "holds" if kind(a) == "discard" else "puts down"] += 1
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return counts
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("student", help="the student's SB3 zip")
+    p.add_argument("--bias", type=float, nargs="+", default=[0.0, 1.0])
+    p.add_argument("--hands", type=int, default=300)
+    a = p.parse_args(argv)
+    for b in a.bias:
+        c = disagreements(a.student, b, a.hands)
+        print(f"bias {b}: " + ", ".join(f"{k} {c[k]}" for k in ("decisions", "puts down", "holds", "discard", "meld",
+                                                                  "draw")), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
