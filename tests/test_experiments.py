@@ -478,3 +478,12 @@ def test_the_plan_clone_config_is_the_stock_clone_with_the_plan_features():
     assert {k for k in set(stock) | set(plan) if stock.get(k) != plan.get(k)} == {"features", "seed", "out"}
     cfg = TrainConfig.from_dict(plan)
     assert (cfg.features, cfg.discard_head, cfg.warmstart_teacher) == ("cards+plan", "cards+stock", "heuristic:cutting")
+
+
+def test_the_plan_big_clone_config_is_the_big_clone_with_the_plan_features():
+    from rummy_env.train.config import TrainConfig, tomllib
+
+    big = tomllib.loads((ROOT / "issue25_card_big_clone.toml").read_text())
+    both = tomllib.loads((ROOT / "issue25_card_plan_big_clone.toml").read_text())
+    assert {k for k in set(big) | set(both) if big.get(k) != both.get(k)} == {"features", "seed", "out"}
+    assert TrainConfig.from_dict(both).features == "cards+plan"
