@@ -181,6 +181,13 @@ def test_plan_feature_errors():
     box = gym.spaces.Box(-np.inf, np.inf, (548,), np.float32)
     with pytest.raises(ValueError, match="plan=True adds the meld plan to the card features: it needs cards=True"):
         CardFeatures(box, cards=False, plan=True, num_players=2, kind="standard")
+    with pytest.raises(ValueError, match="plan=True is for standard tables, jokers=True for tables with jokers: not both"):
+        CardFeatures(box, plan=True, jokers=True, num_players=2, kind="standard")
+    from rummy_env.observation import obs_size
+    from rummy_env.train.features import CardMeldFeatures
+
+    with pytest.raises(ValueError, match="meld-plan features need a standard table; a rum500 table is not one"):
+        CardMeldFeatures(obs_size(2, "rum500"), 2, "rum500", plan=True)
 
 
 def _policy(seed: int = 0):
