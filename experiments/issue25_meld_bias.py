@@ -26,6 +26,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -88,21 +89,14 @@ def disagreements(student_zip: str, bias: float, hands: int = 300) -> collection
     from issue25_disagreement import kind, paired_moves
     from issue25_hybrid import decision_class
 
-    saved = {k: os.environ.get(k) for k in ("RUMMY_STUDENT", "RUMMY_MELD_BIAS")}
-    os.environ["RUMMY_STUDENT"], os.environ["RUMMY_MELD_BIAS"] = str(student_zip), repr(float(bias))
     counts: collections.Counter = collections.Counter()
-    try:
+    env = {"RUMMY_STUDENT": str(student_zip), "RUMMY_MELD_BIAS": repr(float(bias))}
+    with mock.patch.dict(os.environ, env):
         for _, t, a in paired_moves("issue25_meld_bias:agent", "heuristic:cutting", "heuristic", hands, seed=7):
             counts["decisions"] += 1
             if t != a:
                 c = decision_class(t, a)
                 counts[c if c != "hold" else "holds" if kind(a) == "discard" else "puts down"] += 1
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return counts
 
 

@@ -487,3 +487,20 @@ def test_the_plan_big_clone_config_is_the_big_clone_with_the_plan_features():
     both = tomllib.loads((ROOT / "issue25_card_plan_big_clone.toml").read_text())
     assert {k for k in set(big) | set(both) if big.get(k) != both.get(k)} == {"features", "seed", "out"}
     assert TrainConfig.from_dict(both).features == "cards+plan"
+
+
+def test_meld_bias_disagreements_never_put_cards_down_early_at_a_huge_bias(tmp_path):
+    needs("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from rummy_env.single_agent import SingleAgentEnv
+
+    zip_path = tmp_path / "student.zip"
+    MaskablePPO("MlpPolicy", SingleAgentEnv(seed=0), seed=0, policy_kwargs=dict(net_arch=[8])).save(zip_path)
+    mb = _module("issue25_meld_bias")
+    huge = mb.disagreements(str(zip_path), bias=1e6, hands=2)
+    assert huge["decisions"] > 10 and huge["puts down"] == 0  # where it may discard it never melds first
+    assert set(huge) <= {"decisions", "puts down", "holds", "draw", "discard", "meld"}
+    import os
+
+    assert "RUMMY_MELD_BIAS" not in os.environ  # the agent's settings do not outlive the count

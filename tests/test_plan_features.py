@@ -208,22 +208,9 @@ def _policy(seed: int = 0):
 
 
 def _positions(n: int = 24):
-    from rummy_env import rummy_v0
-    from rummy_env.agents import make_agent
+    from test_discard_head import _positions as positions  # a heuristic's game: observations and masks
 
-    env, agent = rummy_v0.env(rules="classic"), make_agent("heuristic", seed=0)
-    env.reset(seed=5)
-    obs, masks = [], []
-    for _ in env.agent_iter():
-        o, _, term, trunc, _ = env.last()
-        if term or trunc:
-            break
-        obs.append(o["observation"])
-        masks.append(o["action_mask"])
-        env.step(agent.act(o["observation"], o["action_mask"]))
-        if len(obs) == n:
-            break
-    return torch.as_tensor(np.stack(obs)), np.stack(masks)
+    return positions(n, seed=5)
 
 
 def test_the_policy_its_snapshot_and_the_warm_starts_cache_give_the_same_logits():
