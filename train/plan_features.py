@@ -16,8 +16,9 @@ exportable), for a hand ``X`` of a standard table (RULES.md §1-§9; not the dec
    cards legal under the table's aces option (``rule_aces``): every longer run is two or
    three of them with the same cards and points, so nothing is lost;
 2. the most points covered by at most ``SLOTS`` (3) pairwise disjoint held melds (exact for
-   hands of up to 11 cards, which hold no more than 3 disjoint melds: every standard
-   table's hand after its draw, RULES.md §2), among the ``TOP`` (14) held melds of most
+   hands of up to 11 cards, which hold no more than 3 disjoint melds: the hand after its
+   draw at every preset's standard table, 10 dealt heads-up, RULES.md §2; a ``hand_size``
+   of 11 to 13 may hold 4, and the plan then covers 3 of them), among the ``TOP`` (14) held melds of most
    points (exact when the hand holds no more: a 7-card run in one suit holds 12, a run of 8
    holds 15), with the ace
    worth 11 with ``rule_ace_points_11``, else 1 (§5); among partitions of equal points a
