@@ -32,6 +32,7 @@ import numpy as np
 
 from rummy_env.actions import DISCARD_BASE, MELD_BASE
 from rummy_env.agents import make_agent
+from rummy_env.agents.masking import mask_logits
 
 
 class MeldBias:
@@ -70,8 +71,7 @@ class MeldBias:
         z = self.student.logits(observation).astype(np.float64)
         if legal[DISCARD_BASE:MELD_BASE].any():
             z[MELD_BASE:] -= self.bias
-        z[~legal] = -np.inf
-        return int(np.argmax(z))
+        return int(np.argmax(mask_logits(z, legal)))
 
 
 def agent(seed: int | None = None) -> MeldBias:
