@@ -142,7 +142,7 @@ def test_random_hands_agree_with_the_engines_best_partition_and_lay_offs():
         assert got == [melded, placed, hand & ~melded & ~placed]
         _, pm, pl = meld_plan(hand, aces_opt, ap, tab if on else None)
         ties += (hand & ~pm & ~pl).bit_count() != got[2].bit_count()
-    assert ties <= 3  # partitions of equal points may differ from best_partition's pick (1 of these 600)
+    assert ties <= 3  # partitions of equal points may differ from best_partition's pick (none of these 600)
 
 
 def test_the_forward_pass_reads_the_observation_and_plans_the_hand_and_the_hand_plus_upcard():
