@@ -48,12 +48,17 @@ def play_observations(model, n=1000, seed=1):
 
 
 def torch_logits(model, obs):
-    """SB3's own actor path (extract_features -> forward_actor -> action_net), unmasked."""
+    """SB3's own actor path (extract_features -> forward_actor -> action_net), unmasked; for a
+    policy with a discard head (train/policy.py), its ``_heads`` (the head's scores added to the
+    discard logits: SB3's path alone leaves them out)."""
     import torch
 
     p = model.policy
     with torch.no_grad():
         t = torch.as_tensor(obs)
+        if getattr(p, "discard_scorer", None) is not None:
+            assert not p.bf16, "a loaded policy runs in float32 (the export's precision)"
+            return p._heads(t)[0].numpy()
         latent = p.mlp_extractor.forward_actor(p.extract_features(t, p.pi_features_extractor))
         return p.action_net(latent).numpy()
 

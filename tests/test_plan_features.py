@@ -145,6 +145,64 @@ def test_random_hands_agree_with_the_engines_best_partition_and_lay_offs():
     assert ties <= 3  # partitions of equal points may differ from best_partition's pick (none of these 600)
 
 
+def test_a_set_and_a_run_of_equal_points_the_set_goes_down_by_the_catalogues_order():
+    # 6H 7H 8H (a run, 21 points) and 7C 7D 7H (a set, 21) share the 7H: two best partitions.
+    # The plan takes the first held meld in its candidates' order (points, then the lower
+    # catalogue index: the sets come before the runs, rummy_env.melds), so the set goes down
+    # and 6H 8H KS stay, whatever else the batch holds (torch.topk alone orders ties arbitrarily)
+    hand = _mask("6H", "7H", "8H", "7C", "7D", "KS")
+    melded, placed, rest, n = _plan(hand)
+    assert melded == _mask("7C", "7D", "7H") and placed == 0 and rest == _mask("6H", "8H", "KS") and n == 3
+    many = _mask("2C", "3C", "4C", "2D", "3D", "4D", "2H", "3H", "4H")  # 3 runs and 3 sets of 9 points each
+    x = torch.tensor([_plane(many), _plane(hand), _plane(many | _mask("5C"))])
+    ids, points = F.partition(x, torch.tensor([[1.0, 0.0, 0.0]] * 3), torch.zeros(3, 1))
+    cat = plan_catalogue()
+
+    def melds(row):
+        return [MELD_MASK[cat[i]] if i < len(cat) else 0 for i in ids[row].tolist()]
+
+    # nine cards, 27 points in three sets or in three runs: the candidates by points are the
+    # set of 4s (12), the set of 3s (9, before the runs of 9 in the catalogue), ...; the first
+    # triple of 27 is the three sets, the 4s first
+    assert melds(0) == [_mask("4C", "4D", "4H"), _mask("3C", "3D", "3H"), _mask("2C", "2D", "2H")]
+    assert float(points[0]) == 27.0
+    assert melds(1) == [_mask("7C", "7D", "7H"), 0, 0] and float(points[1]) == 21.0
+    # with the 5C: the run 2C-5C (14) and the runs 2D-4D and 2H-4H (9 each) put all ten cards
+    # down (32 points); the three sets would leave the 5C (27)
+    assert melds(2) == [_mask("2C", "3C", "4C", "5C"), _mask("2D", "3D", "4D"), _mask("2H", "3H", "4H")]
+    assert float(points[2]) == 32.0
+
+
+def test_the_partition_is_the_first_best_triple_in_the_candidates_order_on_random_hands():
+    """An independent reading of the documented rule: the held melds ordered by points, then
+    by catalogue index, the first 14; every triple of them (or no meld) in that order, pairwise
+    disjoint; the first of most points wins."""
+    rows = _random_hands(300, seed=12)
+    x = torch.tensor([_plane(h) for h, *_ in rows])
+    aces = torch.nn.functional.one_hot(torch.tensor([a for _, a, *_ in rows]), 3).float()
+    ap11 = torch.tensor([[float(ap == 11)] for _, _, ap, _, _ in rows])
+    ids, points = F.partition(x, aces, ap11)
+    cat = plan_catalogue()
+    from rummy_env.cards import mask_points
+    from rummy_env.melds import meld_allowed
+
+    for b, (hand, a, ap, _, _) in enumerate(rows):
+        held = [(mask_points(MELD_MASK[m], ap), i) for i, m in enumerate(cat)
+                if MELD_MASK[m] & ~hand == 0 and meld_allowed(m, ACES_ORDER[a])]
+        cands = [i for _, i in sorted(held, key=lambda t: (-t[0], t[1]))][:TOP] + [len(cat)]
+        mask = {i: (MELD_MASK[cat[i]] if i < len(cat) else 0) for i in cands}
+        pts = {i: (mask_points(mask[i], ap) if i < len(cat) else 0) for i in cands}
+        best, pick = -1, None
+        for i in cands:
+            for j in cands:
+                for k in cands:
+                    if mask[i] & mask[j] or mask[i] & mask[k] or mask[j] & mask[k]:
+                        continue
+                    if pts[i] + pts[j] + pts[k] > best:
+                        best, pick = pts[i] + pts[j] + pts[k], [i, j, k]
+        assert ids[b].tolist() == pick and int(points[b]) == best
+
+
 def test_the_forward_pass_reads_the_observation_and_plans_the_hand_and_the_hand_plus_upcard():
     obs = np.zeros((1, 548), dtype=np.float32)
     hand, up = _mask("5S", "6S", "7S", "7H", "7D", "KC"), _mask("4S")

@@ -21,8 +21,9 @@ exportable), for a hand ``X`` of a standard table (RULES.md §1-§9; not the dec
    of 11 to 13 may hold 4, and the plan then covers 3 of them), among the ``TOP`` (14) held melds of most
    points (exact when the hand holds no more: a 7-card run in one suit holds 12, a run of 8
    holds 15), with the ace
-   worth 11 with ``rule_ace_points_11``, else 1 (§5); among partitions of equal points a
-   fixed rule picks one (not always ``best_partition``'s);
+   worth 11 with ``rule_ace_points_11``, else 1 (§5); among partitions of equal points the
+   first in the candidates' order wins (held melds by points, ties to the lower catalogue
+   index; not always ``best_partition``'s choice), the same in torch and in ONNX;
 3. when the rules allow lay-offs (``rule_layoffs``), the rest of ``X`` laid off one card
    after another on the table's melds (the observation's ``layoff_set``/``_low``/``_high``
    planes) and on the partition's own melds (``melds.meld_layoff_masks``: a set's missing
@@ -119,6 +120,7 @@ class MeldPlanFeatures(nn.Module):
         self.register_buffer("below_ok", below_ok, persistent=False)                     # [3, 52]
         self.register_buffer("above_ok", above_ok, persistent=False)                     # [52]
         self.register_buffer("king_ace", king_ace[:, None], persistent=False)            # [3, 1]
+        self.register_buffer("tie_break", torch.arange(r, dtype=torch.float32) * 1e-3, persistent=False)  # [R]
         self.register_buffer("count_values", torch.arange(COUNTS - 1, dtype=torch.float32), persistent=False)
         self.none = r
 
@@ -130,13 +132,15 @@ class MeldPlanFeatures(nn.Module):
         b = x.shape[0]
         held = (x @ self.masks[:-1].t() == self.sizes) & ((aces @ self.legal) > 0.5)      # [B, R]
         value = self.pts1 + ap11 * (self.pts11 - self.pts1)                                # [B, R]
-        # held melds first, by points
-        score = torch.where(held, value + 1.0, torch.zeros_like(value))
-        top_score, top = torch.topk(score, TOP, dim=1)                                     # [B, K]
-        ok = top_score > 0
+        # held melds first, by points, ties to the lower catalogue index: the tie-break term
+        # (< 0.2 < 1 point) makes every score distinct, so torch's topk and ONNX's TopK give the
+        # same candidates in the same order (torch.topk orders equal values arbitrarily)
+        score = torch.where(held, value + 1.0, torch.zeros_like(value)) - self.tie_break    # [B, R]
+        _, top = torch.topk(score, TOP, dim=1)                                             # [B, K]
+        ok = held.gather(1, top)
         cand = torch.where(ok, top, torch.full_like(top, self.none))
         cand = torch.cat([cand, torch.full((b, 1), self.none, dtype=cand.dtype, device=x.device)], 1)  # [B, K + 1]
-        val = torch.cat([torch.where(ok, top_score - 1.0, torch.zeros_like(top_score)),
+        val = torch.cat([torch.where(ok, value.gather(1, top), torch.zeros_like(value[:, :TOP])),
                          torch.zeros(b, 1, dtype=x.dtype, device=x.device)], 1)
         m = self.masks[cand]                                                               # [B, K + 1, 52]
         apart = (m @ m.transpose(1, 2)) < 0.5                                              # [B, K + 1, K + 1]
