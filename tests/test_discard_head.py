@@ -251,17 +251,22 @@ def test_a_dense_policy_gets_a_head_at_zero_and_a_headed_one_is_refused_by_a_den
     base = dict(timesteps=64, n_envs=4, n_steps=16, batch_size=64, n_epochs=1, workers=1, snapshot_every=64,
                 eval_every=0, checkpoint_every=10_000, final_eval_deals=1, eval_deals=1, eval_baselines=["random"],
                 progress=False, warmstart_decisions=0, warmstart_teacher="none")
-    shipped = make_agent("pretrained").policy
-    tr = Trainer(TrainConfig(**base, out=str(tmp_path / "a"), init_policy="pretrained", discard_head="cards"),
-                 verbose=0)
+    dense = Trainer(TrainConfig(**base, out=str(tmp_path / "d"), trunk=32, net_arch=[16]), verbose=0)
+    try:  # a dense policy (the default discard_head): its fresh weights, saved as a zip
+        dense.model.save(str(tmp_path / "dense.zip"))
+    finally:
+        dense.venv.close()
+    dense_policy = make_agent(f"ppo:{tmp_path / 'dense.zip'}").policy
+    tr = Trainer(TrainConfig(**base, out=str(tmp_path / "a"), init_policy=str(tmp_path / "dense.zip"),
+                             discard_head="cards", trunk=32, net_arch=[16]), verbose=0)
     try:
-        mine, theirs = tr.model.policy.state_dict(), shipped.state_dict()
+        mine, theirs = tr.model.policy.state_dict(), dense_policy.state_dict()
         assert {k for k in mine if k not in theirs} == {k for k in mine if "discard_scorer." in k} != set()
         assert all(torch.equal(mine[k], theirs[k]) for k in theirs)
         obs, _ = _positions(8)
-        tr.model.policy.bf16 = False  # the run's precision "auto" may be bfloat16; the shipped policy is float32
+        tr.model.policy.bf16 = False  # the run's precision "auto" may be bfloat16; the loaded zip runs in float32
         with torch.no_grad():
-            torch.testing.assert_close(tr.model.policy._heads(obs)[0], shipped._heads(obs)[0])
+            torch.testing.assert_close(tr.model.policy._heads(obs)[0], dense_policy._heads(obs)[0])
         path = tmp_path / "headed.zip"
         tr.model.save(str(path))
     finally:

@@ -152,16 +152,31 @@ def test_pool_eval_pools_matches_as_rummy_eval_counts_them(tmp_path):
         mod.pool("X", [tmp_path / "e"], aliases=["W"])
 
 
-def test_the_shipped_classic_config_is_the_second_match_stage():
+def _points_match_stage() -> dict:
+    """The classic config shipped from session 25 until the plan clone (session 30): the run's
+    own config of experiments/issue25_points_match.toml, which adds two keys at their defaults
+    (git show 3b7b036:agents/pretrained/config.toml)."""
+    from rummy_env.train.config import tomllib
+
+    return {**tomllib.loads((ROOT / "issue25_points_match.toml").read_text()), "precision": "auto",
+            "snapshot_rotation": 0}
+
+
+def test_the_shipped_classic_config_is_the_plan_clone_run():
     """agents/pretrained/config.toml is the run's own config of
-    experiments/issue25_points_match.toml (which adds two keys at their defaults)."""
+    experiments/issue25_card_plan_big_clone.toml (which leaves four keys at their defaults), and
+    it loads as a config that names the shipped network (features and discard head)."""
     from rummy_env.train.config import TrainConfig, tomllib
 
     shipped = tomllib.loads((ROOT.parent / "agents" / "pretrained" / "config.toml").read_text())
-    stage = tomllib.loads((ROOT / "issue25_points_match.toml").read_text())
-    assert shipped == {**stage, "precision": "auto", "snapshot_rotation": 0}
-    cfg = TrainConfig.from_dict({**shipped, "init_policy": "pretrained"})
-    assert (cfg.precision, cfg.snapshot_rotation) == (TrainConfig().precision, TrainConfig().snapshot_rotation)
+    run = tomllib.loads((ROOT / "issue25_card_plan_big_clone.toml").read_text())
+    assert shipped == {**run, "precision": "auto", "snapshot_rotation": 0, "warmstart_meld_weight": 1.0,
+                       "warmstart_teacher_weights": {}}
+    cfg = TrainConfig.from_dict(shipped)
+    d = TrainConfig()
+    assert (cfg.precision, cfg.snapshot_rotation, cfg.warmstart_meld_weight) == (
+        d.precision, d.snapshot_rotation, d.warmstart_meld_weight)
+    assert (cfg.features, cfg.discard_head, cfg.warmstart_teacher) == ("cards+plan", "cards+stock", "heuristic:cutting")
 
 
 def test_the_wide_network_config_distils_the_shipped_policy():
@@ -250,7 +265,7 @@ def test_the_cutting_clone_config_clones_the_cutting_heuristic():
 def test_the_cutting_pool_config_is_the_shipped_config_with_the_cutter_in_the_pool():
     from rummy_env.train.config import TrainConfig, tomllib
 
-    shipped = tomllib.loads((ROOT.parent / "agents" / "pretrained" / "config.toml").read_text())
+    shipped = _points_match_stage()  # the classic config shipped when this experiment ran
     stage = tomllib.loads((ROOT / "issue25_cutting_pool.toml").read_text())
     changed = {k for k in shipped if shipped[k] != stage.get(k)}
     assert changed == {"timesteps", "seed", "out", "init_policy", "fixed_opponent", "eval_every", "opponent_weights"}
@@ -340,7 +355,7 @@ def test_the_disagreement_count_kinds_and_a_student_that_is_its_teacher():
 def test_the_discard_head_ppo_config_is_the_shipped_stage_from_the_headed_clone():
     from rummy_env.train.config import TrainConfig, tomllib
 
-    shipped = tomllib.loads((ROOT.parent / "agents" / "pretrained" / "config.toml").read_text())
+    shipped = _points_match_stage()  # the classic config shipped when this experiment ran
     stage = tomllib.loads((ROOT / "issue25_card_head_ppo.toml").read_text())
     changed = {k for k in set(shipped) | set(stage) if shipped.get(k) != stage.get(k)}
     assert changed == {"timesteps", "seed", "out", "init_policy", "discard_head", "fixed_opponent", "eval_every"}
