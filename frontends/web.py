@@ -157,7 +157,8 @@ def exported_pretrained(cache_dir: str | os.PathLike | None = None, preset: str 
     except OSError as e:
         raise ValueError(f"cannot use the cache folder {cache} ({e}); give another with --cache DIR") from None
     try:
-        print(f"exporting the policy shipped for {preset} to ONNX in {out} (first use) ...", file=sys.stderr)
+        print(f"exporting the policy shipped for {preset} to ONNX in {out} (first use; up to a minute) ...",
+              file=sys.stderr)
         export_policy(str(zip_path), tmp)
         try:
             os.replace(tmp, out)

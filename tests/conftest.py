@@ -17,3 +17,20 @@ def _sb3_logs_in_pytest_tmp(tmp_path_factory):
         os.environ.pop("SB3_LOGDIR", None)
     else:
         os.environ["SB3_LOGDIR"] = old
+
+
+@pytest.fixture(scope="session")
+def classic_onnx_cache(tmp_path_factory):
+    """A web/serve cache folder holding the shipped classic policy's ONNX export (made once per
+    test process through ``frontends.web.exported_pretrained``: the exporter takes about 30 s
+    over the plan network's graph). The tests of the export-on-first-use path make their own."""
+    from extras import needs
+
+    needs("torch")
+    needs("onnx")
+    needs("onnxruntime")
+    from rummy_env.frontends.web import exported_pretrained
+
+    cache = tmp_path_factory.mktemp("classic_onnx_cache")
+    exported_pretrained(cache)
+    return cache

@@ -14,16 +14,17 @@ from rummy_env.agents import PRETRAINED_PATH, make_agent  # noqa: E402
 from rummy_env.eval.tournament import evaluate  # noqa: E402
 from rummy_env.observation import obs_size  # noqa: E402
 from test_export import play_observations, session, torch_logits  # noqa: E402
-from rummy_env.train.export import export_policy  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def shipped(tmp_path_factory):
+def shipped(classic_onnx_cache):
+    """The shipped zip loaded by SB3 and its export (the web's cache folder of it: the same
+    ``export_policy`` call, made once per test process)."""
     from sb3_contrib import MaskablePPO
 
-    out = tmp_path_factory.mktemp("pretrained_onnx")
-    export_policy(PRETRAINED_PATH, out)
-    return {"model": MaskablePPO.load(PRETRAINED_PATH, device="cpu"), "export": out}
+    from rummy_env.frontends.web import exported_pretrained
+
+    return {"model": MaskablePPO.load(PRETRAINED_PATH, device="cpu"), "export": exported_pretrained(classic_onnx_cache)}
 
 
 def test_shipped_policy_is_for_classic_two_players(shipped):

@@ -787,19 +787,17 @@ def test_rum500_cli_refuses_a_classic_policy_and_names_heuristic():
     assert "cannot play a 500 Rum table" in r.stderr and "--agent heuristic" in r.stderr, r.stderr
 
 
-def test_a_table_without_a_shipped_policy_falls_back_to_heuristic(tmp_path):
+def test_a_table_without_a_shipped_policy_falls_back_to_heuristic(classic_onnx_cache):
     """The default opponent plays the policy shipped for each table (issue 25); at a table
     no shipped policy plays (round-the-corner runs here), heuristic plays and the note says why."""
-    needs("torch")
-    needs("onnx")
-    needs("onnxruntime")
-    make, name = opponent_factory("pretrained-onnx", cache_dir=tmp_path / "cache")
+    before = sorted(p.name for p in classic_onnx_cache.iterdir())
+    make, name = opponent_factory("pretrained-onnx", cache_dir=classic_onnx_cache)
     around = {"preset": "classic", "aces": "around"}
     t = WebTable(make, name, rules=around, seed=1)
     cfg = t.config()
     assert cfg["agent"] == "heuristic"
     assert cfg["agent_note"] == "no shipped policy plays a 2-player around table; the computer plays 'heuristic' here"
-    assert not (tmp_path / "cache").exists()  # no policy was exported for a table none plays
+    assert sorted(p.name for p in classic_onnx_cache.iterdir()) == before  # nothing exported for a table none plays
     v = t.new_match({})["view"]
     assert v["agent"] == "heuristic" and v["agent_note"] == cfg["agent_note"]
     v = t.new_match({"rules": "classic"})["view"]  # the same server: the shipped policy plays a classic match
