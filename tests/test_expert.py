@@ -104,7 +104,7 @@ def _cfg(out: Path, **kw) -> TrainConfig:
 
 def test_init_policy_starts_from_the_shipped_weights(tmp_path):
     shipped = make_agent("pretrained").policy.state_dict()
-    tr = Trainer(_cfg(tmp_path / "a"), verbose=0)
+    tr = Trainer(_cfg(tmp_path / "a", features="cards+plan", discard_head="cards+stock"), verbose=0)
     try:
         mine = tr.model.policy.state_dict()
         assert mine.keys() == shipped.keys()
@@ -115,10 +115,20 @@ def test_init_policy_starts_from_the_shipped_weights(tmp_path):
 
 
 def test_init_policy_of_another_network_is_refused(tmp_path):
-    with pytest.raises(ValueError, match=r"does not fit this run: its parameter .* is \(256, 1756\), this config's "
-                                         r"network at the classic table has \(128, 1756\).*same features, trunk"):
-        Trainer(_cfg(tmp_path / "b", trunk=128), verbose=0)
+    shipped = dict(features="cards+plan", discard_head="cards+stock")
+    with pytest.raises(ValueError, match=r"does not fit this run: its parameter .* is \(256, 2080\), this config's "
+                                         r"network at the classic table has \(128, 2080\).*same features, trunk.*"
+                                         r"it was trained with features = 'cards\+plan', discard_head = 'cards\+stock', "
+                                         r"trunk = 256, net_arch = \[128\]; this config has .* trunk = 128"):
+        Trainer(_cfg(tmp_path / "b", trunk=128, **shipped), verbose=0)
     assert not (tmp_path / "b").exists()  # the run folder it made is removed
+    # the default network (no plan, no discard head): the message names what to set
+    with pytest.raises(ValueError, match=r"has a discard head .* set discard_head as it was trained \(it was trained "
+                                         r"with features = 'cards\+plan', discard_head = 'cards\+stock', trunk = 256, "
+                                         r"net_arch = \[128\]; this config has features = 'cards', discard_head = "
+                                         r"'dense', trunk = 256, net_arch = \[128\]\)"):
+        Trainer(_cfg(tmp_path / "c"), verbose=0)
+    assert not (tmp_path / "c").exists()
     with pytest.raises(ValueError, match="'pretrained' is the classic policy, the one shipped for this table is "
                                          "'pretrained:rum500'"):
         Trainer(_cfg(tmp_path / "r", rules="rum500"), verbose=0)

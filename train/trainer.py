@@ -347,6 +347,31 @@ class SelfPlayCallback(BaseCallback):
 
 # ---------------------------------------------------------------- the trainer
 
+
+def network_settings(policy_kwargs: dict) -> dict:
+    """The config keys that shape a policy's network (``features``, ``discard_head``,
+    ``trunk``, ``net_arch``: TrainConfig's names and values) read from an SB3 policy's
+    ``policy_kwargs`` as ``rummy train`` writes them (``Trainer``: the features extractor's
+    kwargs). A policy without a features extractor has ``features = "none"`` and trunk 0."""
+    fx = dict(policy_kwargs.get("features_extractor_kwargs") or {})
+    arch = policy_kwargs.get("net_arch") or []
+    pi = list(arch.get("pi", [])) if isinstance(arch, dict) else list(arch)
+    if "features_extractor_class" not in policy_kwargs or not fx.get("cards", False):
+        features = "none"
+    elif fx.get("jokers"):
+        features = "cards+jokers"
+    elif fx.get("plan"):
+        features = "cards+plan"
+    else:
+        features = "cards"
+    head = fx.get("discard_head", False)
+    return {"features": features, "discard_head": "cards" if head is True else (head or "dense"),
+            "trunk": int(fx.get("trunk", 0) or 0), "net_arch": pi}
+
+
+def _settings_text(settings: dict) -> str:
+    return ", ".join(f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}" for k, v in settings.items())
+
 class Trainer:
     """Builds the env, model and pool from a ``TrainConfig`` and runs ``learn``.
 
@@ -507,23 +532,26 @@ class Trainer:
         except Exception as e:  # noqa: BLE001 - a corrupt or foreign zip
             refuse(f"init_policy {self.cfg.init_policy!r}: cannot load {path}: {e}")
         mine, theirs = self.model.policy.state_dict(), src.policy.state_dict()
+        trained, here = network_settings(src.policy_kwargs), network_settings(self.model.policy_kwargs)
+        settings = ("" if trained == here else
+                    f" (it was trained with {_settings_text(trained)}; this config has {_settings_text(here)})")
+        own = pretrained_for(self.rules)
+        hint = (f"; 'pretrained' is the classic policy, the one shipped for this table is 'pretrained:{own}'"
+                if own and own != "classic" and self.cfg.init_policy.strip().lower() == "pretrained" else "")
         theirs_head = any("discard_scorer." in k for k in theirs)
         if theirs_head and not any("discard_scorer." in k for k in mine):
             refuse(f"init_policy {self.cfg.init_policy!r} has a discard head (discard_head = 'cards' or "
-                   f"'cards+stock') and this config's network has none: set discard_head as it was trained")
+                   f"'cards+stock') and this config's network has none: set discard_head as it was trained"
+                   f"{settings}{hint}")
         for k, v in mine.items():
             if "discard_scorer." in k and not theirs_head:
                 theirs[k] = v  # a dense policy gets a new discard head, which starts at zero (plays as before)
                 continue
             if k not in theirs or tuple(theirs[k].shape) != tuple(v.shape):
                 got = tuple(theirs[k].shape) if k in theirs else "missing"
-                own = pretrained_for(self.rules)
-                hint = (f"; 'pretrained' is the classic policy, the one shipped for this table is "
-                        f"'pretrained:{own}'" if own and own != "classic" and self.cfg.init_policy.strip().lower()
-                        == "pretrained" else "")
                 refuse(f"init_policy {self.cfg.init_policy!r} does not fit this run: its parameter {k} is {got}, "
                        f"this config's network at the {self.cfg.rules} table has {tuple(v.shape)}; the policy must "
-                       f"have been trained at this table with the same features, trunk and net_arch{hint}")
+                       f"have been trained at this table with the same features, trunk and net_arch{hint}{settings}")
         self.model.policy.load_state_dict(theirs)
 
     def _make_venv(self):
