@@ -347,7 +347,6 @@ class SelfPlayCallback(BaseCallback):
 
 # ---------------------------------------------------------------- the trainer
 
-
 def network_settings(policy_kwargs: dict) -> dict:
     """The config keys that shape a policy's network (``features``, ``discard_head``,
     ``trunk``, ``net_arch``: TrainConfig's names and values) read from an SB3 policy's
@@ -371,6 +370,7 @@ def network_settings(policy_kwargs: dict) -> dict:
 
 def _settings_text(settings: dict) -> str:
     return ", ".join(f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}" for k, v in settings.items())
+
 
 class Trainer:
     """Builds the env, model and pool from a ``TrainConfig`` and runs ``learn``.
