@@ -197,8 +197,11 @@ class MeldPlanFeatures(nn.Module):
         ap11 = obs[:, self.ap11:self.ap11 + 1]
         table = obs[:, : 52 * (max(self.table_planes) + 1)].reshape(b, -1, 52)[:, self.table_planes]
         layoffs = obs[:, self.layoffs:self.layoffs + 1]
-        return torch.cat([self.plan(hand, aces, ap11, table, layoffs),
-                          self.plan(torch.clamp(hand + upcard, max=1.0), aces, ap11, table, layoffs)], 1)
+        # both plans in one pass over 2B rows (every operation is row by row): half the calls
+        # of two passes, what a single observation's time is made of
+        both = self.plan(torch.cat([hand, torch.clamp(hand + upcard, max=1.0)]), aces.repeat(2, 1),
+                         ap11.repeat(2, 1), table.repeat(2, 1, 1), layoffs.repeat(2, 1))
+        return torch.cat([both[:b], both[b:]], 1)
 
 
 __all__ = ["MeldPlanFeatures", "PLAN_EXTRA", "SLOTS", "TOP", "plan_catalogue"]
