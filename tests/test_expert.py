@@ -225,11 +225,12 @@ def test_guided_search_is_blind_to_hidden_cards_and_stock_order():
 
 
 def test_guided_search_led_by_the_base_keeps_the_bases_move_and_searches_the_guides_discards():
-    """lead=base: the base agent's move (here heuristic:cutting's) is the prior and plays
-    the melds and lay-offs; the discards searched are the guide's top 2 plus the base's."""
-    gs = make_agent("search:guide=pretrained,lead=base,base=cutting,samples=2,top=2", seed=0)
-    assert (gs.lead, gs.base) == ("base", "cutting")
-    assert _play_guided_search(gs, make_agent("heuristic:cutting")) >= 3  # the base's game, not the guide's
+    """lead=base: the base agent's move (here the heuristic's, which melds at once where the
+    shipped policy, a clone of the cutting heuristic, holds) is the prior and plays the melds
+    and lay-offs; the discards searched are the guide's top 2 plus the base's."""
+    gs = make_agent("search:guide=pretrained,lead=base,base=heuristic,samples=2,top=2", seed=0)
+    assert (gs.lead, gs.base) == ("base", "heuristic")
+    assert _play_guided_search(gs, make_agent("heuristic")) >= 3  # the base's game, not the guide's
 
 
 def test_guided_search_led_by_the_base_is_blind_to_hidden_cards_and_stock_order():
