@@ -68,13 +68,16 @@ def test_make_agent_pretrained_plays_legal_moves():
         env.step(a)
 
 
-def test_shipped_policy_evaluation_is_unchanged_to_the_digit():
-    """A regression pin: the shipped classic policy (the plan clone of issue 25) against the
-    heuristic on fixed deals gives the numbers measured when it was shipped (the same call at
-    that commit): 30 duplicate hands, each in both seat rotations (60 games), 31 won, none
-    void, +14 points in all. A change of the engine, the observation, the plan features or the
-    policy's loading that changes one decision shows here."""
+def test_shipped_policy_evaluation_is_unchanged_to_the_digit(shipped):
+    """A regression pin and a relation: the shipped classic policy (the plan clone of issue 25)
+    against the heuristic on fixed deals gives the numbers measured when it was shipped (the
+    same call at that commit): 30 duplicate hands, each in both seat rotations (60 games), 31
+    won, none void, +14 points in all; and its ONNX export (what the web table and the server
+    play) gives the same games. A change of the engine, the observation, the plan features,
+    the policy's loading or the export that changes one decision shows here."""
     a = evaluate("pretrained", "heuristic", rules="classic", deals=30, seed=2026, matches=False)
     assert (a["games"], a["wins"], a["voids"]) == (60, 31.0, 0)
     assert a["mean_points"] == pytest.approx(14 / 60, abs=1e-12)
     assert a["win_rate"] == 31 / 60
+    b = evaluate(f"onnx:{shipped['export']}", "heuristic", rules="classic", deals=30, seed=2026, matches=False)
+    assert (b["wins"], b["voids"], b["mean_points"]) == (a["wins"], a["voids"], a["mean_points"])

@@ -351,7 +351,9 @@ def network_settings(policy_kwargs: dict) -> dict:
     """The config keys that shape a policy's network (``features``, ``discard_head``,
     ``trunk``, ``net_arch``: TrainConfig's names and values) read from an SB3 policy's
     ``policy_kwargs`` as ``rummy train`` writes them (``Trainer``: the features extractor's
-    kwargs). A policy without a features extractor has ``features = "none"`` and trunk 0."""
+    kwargs). A policy without a features extractor has ``features = "none"`` and trunk 0.
+    Returns a dict of those four keys (``net_arch``: the policy head's layer widths, a list of
+    ints); keys of ``policy_kwargs`` it does not know are ignored, so it raises nothing."""
     fx = dict(policy_kwargs.get("features_extractor_kwargs") or {})
     arch = policy_kwargs.get("net_arch") or []
     pi = list(arch.get("pi", [])) if isinstance(arch, dict) else list(arch)
