@@ -91,7 +91,8 @@ def ppo_config(task: Task, budget: int, seed: int, run_dir: Path, warm: bool, **
     learning curve's evaluations (``CURVE_POINTS`` points against ``CURVE_OPPONENT``),
     the short warm start (``WARM_DECISIONS`` + ``WARM_DAGGER``) when ``warm``; a budget
     under ``SMOKE_BELOW`` is a smoke test (16 games in this process, one deal per
-    evaluation). ``over`` overrides any key.
+    evaluation). ``over`` overrides any key; the progress bar is off unless it gives
+    ``progress=True`` (the runners and ``best-response`` do unless ``--quiet``).
 
     Raises:
         ValueError: the task's rules are not its preset's at its player count (the PPO
@@ -109,7 +110,7 @@ def ppo_config(task: Task, budget: int, seed: int, run_dir: Path, warm: bool, **
     d: dict[str, Any] = dict(rules=preset, num_players=n, timesteps=budget, seed=seed, out=str(run_dir),
                              eval_every=max(1, budget // CURVE_POINTS), eval_deals=deals,
                              eval_baselines=[CURVE_OPPONENT], final_eval_deals=deals,
-                             checkpoint_every=max(budget, 1), progress=False)
+                             checkpoint_every=max(budget, 1), progress=False)  # the callers turn it on
     d.update(PPO_PINNED)  # what the published rows were trained with
     if budget < SMOKE_BELOW:  # a smoke test: 16 games in this process, small batches
         d.update(n_envs=16, workers=1, n_steps=32, batch_size=256)
@@ -141,7 +142,7 @@ def run_ppo(task: Task, budget_name: str, budget: int, seed: int, out: Path, war
     from rummy_env.train.trainer import Trainer
 
     run_dir = out / "run"
-    cfg = ppo_config(task, budget, seed, run_dir, warm)
+    cfg = ppo_config(task, budget, seed, run_dir, warm, progress=bool(verbose))
     t0 = time.perf_counter()
     tr = Trainer(cfg, verbose=verbose)
     tr.learn()

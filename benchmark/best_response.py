@@ -47,7 +47,8 @@ def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, mat
     n = task.match_seeds if match_seeds is None else match_seeds
     run_dir = out / "run"
     cfg = ppo_config(task, budget, seed, run_dir, warm=True, opponent_weights={"fixed": 1.0},
-                      fixed_opponent=agent, eval_every=0, eval_deals=1, final_eval_deals=1)
+                      fixed_opponent=agent, eval_every=0, eval_deals=1, final_eval_deals=1,
+                      progress=bool(verbose))  # no evaluations until the end: the bar's lines say how far it is
     t0 = time.perf_counter()
     tr = Trainer(cfg, verbose=verbose)
     tr.learn()

@@ -101,3 +101,15 @@ def test_reference_runs_train_what_their_published_rows_were_trained_with(tmp_pa
         assert not diff, f"{path.name}: (recorded, now) {diff}"
         checked += 1
     assert checked >= 15  # ppo, ppo-warmstart and rllib-ppo, 5 seeds each on classic-2p-v1
+
+
+def test_best_response_shows_its_progress_unless_quiet(tmp_path, capsys):
+    """The best response has no evaluations before its end: without ``--quiet`` the
+    training's progress bar says how far it is (plain lines on a log file), with it
+    nothing does."""
+    common = ["benchmark", "best-response", "--task", "classic-2p-v1", "--agent", "random", "--budget", "600",
+              "--match-seeds", "1", "--workers", "1"]
+    assert rummy(common + ["--out", str(tmp_path / "loud")]) == 0
+    assert "timesteps (whole rollouts of" in capsys.readouterr().err
+    assert rummy(common + ["--quiet", "--out", str(tmp_path / "quiet")]) == 0
+    assert "timesteps (whole rollouts of" not in capsys.readouterr().err

@@ -273,7 +273,10 @@ class TrainConfig:
     fixed_opponent: str = ""
     """A ``make_agent`` spec (e.g. ``pretrained``, ``ppo:PATH``, ``MODULE:ATTR``) seated as the
     opponent kind "fixed" (give it a weight in opponent_weights); "" (the default): none.
-    ``rummy benchmark best-response`` trains against one frozen agent this way."""
+    ``rummy benchmark best-response`` trains against one frozen agent this way. A trained
+    policy (``pretrained``, ``pretrained:PRESET``, ``ppo:PATH``) plays greedily in the
+    batched path of the snapshots, one forward pass a round for all its games
+    (``subproc.fixed_agent``); any other agent plays one game at a time."""
 
     # --- evaluation and checkpoints
     eval_every: int = 250_000

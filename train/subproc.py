@@ -67,8 +67,26 @@ def make_pool(weights: dict[str, float], max_snapshots: int, latest_prob: float,
     baselines = {k: make_agent(k, seed=seed + i) for i, k in enumerate(BASELINES)
                  if weights.get(k, 0) > 0}
     if weights.get("fixed", 0) > 0:
-        baselines["fixed"] = SharedAgent(make_agent(fixed, seed=seed + len(BASELINES)), fixed)
+        baselines["fixed"] = fixed_agent(make_agent(fixed, seed=seed + len(BASELINES)), fixed)
     return OpponentPool(weights, max_snapshots, latest_prob, baselines, stack=stack)
+
+
+def fixed_agent(agent: Any, name: str) -> Any:
+    """The pool's "fixed" opponent for ``agent`` (``make_agent(name)``): a trained policy
+    (``PPOAgent``: ``pretrained``, ``pretrained:PRESET``, ``ppo:PATH``) becomes a greedy
+    ``SnapshotAgent`` of its actor (``ActorNet.from_policy``), so the batched env answers
+    all its games in one forward pass per round as it does the snapshots (it played one
+    game at a time before: a best response against the plan policy took over an hour);
+    its actions are ``agent.act``'s, the most probable legal action. Any other agent (a
+    scripted one, the search, an ONNX policy, an outside ``MODULE:ATTR``) is shared by
+    every game as it is (``SharedAgent``)."""
+    from rummy_env.agents.ppo_agent import PPOAgent
+
+    if isinstance(agent, PPOAgent):
+        from .pool import ActorNet, SnapshotAgent
+
+        return SnapshotAgent(ActorNet.from_policy(agent.policy), name=name, greedy=True)
+    return SharedAgent(agent, name)
 
 
 class SharedBatch:

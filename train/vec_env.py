@@ -184,6 +184,8 @@ class SelfPlayVecEnv(BatchedVecEnv):
         g.own = {}
         for k, s in zip(kinds, agent_seeds):
             base = self.pool.baselines[k]
+            if isinstance(base, SnapshotAgent):  # a frozen policy (the fixed kind): every game shares it
+                continue
             if isinstance(base, SeededAgent):
                 g.own[k] = base.reseeded(int(s))
                 continue
