@@ -76,7 +76,8 @@ DEFAULT_DEPTH = 0
 DEFAULT_MARGIN = 2.0
 DEFAULT_POLICY = "greedy"
 POLICIES = ("heuristic", "greedy", "holding")
-OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top", "timing", "lead")
+OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top", "timing", "lead",
+                "sure")
 LEADS = ("guide", "base")
 """Whose move a guided search keeps unless beaten (``lead``): the guide's or the base agent's."""
 DEFAULT_TOP = 3
@@ -792,6 +793,10 @@ class SearchAgent:
             melds, lay-offs, digs): ``"guide"`` (default) or ``"base"``, the base agent's,
             the guide then only naming the discards searched beside the base's. ``"base"``
             needs a guide.
+        sure: with a guide, a probability in (0, 1]: a draw or a discard whose most probable
+            legal move under the guide (its softmax over the legal actions) has at least
+            this probability is the guide's move, played without a search; ``None``
+            (default): every such decision is searched. Needs a guide.
 
     ``act(observation, action_mask) -> int`` reads only those two arrays.
 
@@ -807,7 +812,7 @@ class SearchAgent:
     def __init__(self, seed: int | None = None, samples: int = DEFAULT_SAMPLES, depth: int = DEFAULT_DEPTH,
                  halving: int = 1, margin: float = DEFAULT_MARGIN, policy: str = DEFAULT_POLICY,
                  infer: int = 1, base: str = DEFAULT_BASE, guide: str = "", top: int = DEFAULT_TOP,
-                 timing: int = 0, lead: str = "guide") -> None:
+                 timing: int = 0, lead: str = "guide", sure: float | None = None) -> None:
         for nm, val, lo in (("samples", samples, 1), ("depth", depth, 0), ("halving", halving, 0),
                             ("infer", infer, 1), ("top", top, 1), ("timing", timing, 0)):
             if isinstance(val, bool) or not isinstance(val, int) or val < lo or (nm in ("halving", "timing") and val > 1):
@@ -828,6 +833,13 @@ class SearchAgent:
             raise ValueError("search option lead=base names the base agent's move as the prior of a guided search: "
                              "it needs guide=POLICY (e.g. 'search:guide=pretrained,lead=base'); without a guide the "
                              "base's move is the prior already")
+        if sure is not None and (isinstance(sure, bool) or not isinstance(sure, (int, float))
+                                 or not 0 < sure <= 1):
+            raise ValueError(f"search option sure must be a probability in (0, 1], got {sure!r}")
+        if sure is not None and not guide.strip():
+            raise ValueError("search option sure is the guide's probability above which its move is played without "
+                             "a search: it needs guide=POLICY (e.g. 'search:guide=pretrained,sure=0.99')")
+        self.sure = None if sure is None else float(sure)
         self.lead = lead
         self.guide = guide.strip()
         self._guide = _guide_policy(self.guide) if self.guide else None
@@ -948,7 +960,8 @@ class SearchAgent:
         """A decision of the policy-guided search: the guide's most probable legal action is
         the prior (with ``lead="base"``, the base agent's move); a draw from the stock or the
         upcard and a discard are searched (both draws; the guide's ``top`` discards and the
-        base's), anything else (a meld, a lay-off, a dig, a dug card to play) is the prior's."""
+        base's), anything else (a meld, a lay-off, a dig, a dug card to play) is the prior's.
+        With ``sure``, a guide at least that sure of its move plays it without a search."""
         legal = v.legal
         shape = getattr(self._guide, "obs_shape", None)
         if shape is not None and tuple(np.shape(observation)) != tuple(shape):
@@ -960,6 +973,8 @@ class SearchAgent:
                              f"for this table (pretrained:PRESET, ppo:PATH)")
         lg = np.asarray(self._guide.logits(observation), dtype=np.float64)[: len(action_mask)]
         order = sorted(legal, key=lambda a: (-lg[a], a))
+        if self.sure is not None and guide_probability(lg, legal) >= self.sure:
+            return order[0]
         prior = order[0] if self.lead == "guide" else self._heur.act(observation, action_mask)
         if v.phase == DRAW:
             if prior not in (DRAW_STOCK, DRAW_DISCARD) or v.bound >= 0:
@@ -1050,6 +1065,14 @@ class SearchAgent:
         return best if d.mean() > self.margin * se else prior
 
 
+def guide_probability(logits: np.ndarray, legal: list[int]) -> float:
+    """The probability of the most probable legal action under a policy's ``logits``
+    (float ``(N,)``): its softmax over the ``legal`` ids (a non-empty list) alone, computed
+    stably (the highest legal logit subtracted first). In (0, 1]."""
+    x = np.asarray(logits, dtype=np.float64)[legal]
+    return float(1.0 / np.exp(x - x.max()).sum())
+
+
 @lru_cache(maxsize=8)
 def _guide_policy(spec: str) -> Any:
     """The guide of ``SearchAgent(guide=spec)``, loaded once per spec (a greedy policy is
@@ -1076,7 +1099,7 @@ def _guide_policy(spec: str) -> Any:
 
 def parse_options(text: str) -> dict[str, Any]:
     """Options of ``make_agent("search:...")`` as a dict: ``"N"`` (samples) or
-    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T,timing=0|1,lead=L"`` (any
+    ``"samples=N,margin=M,depth=D,halving=H,policy=P,infer=I,base=B,guide=G,top=T,timing=0|1,lead=L,sure=P"`` (any
     subset; the ranges and meanings are ``SearchAgent``'s; a ``guide`` path cannot hold a comma).
 
     Raises:
@@ -1103,7 +1126,7 @@ def parse_options(text: str) -> dict[str, Any]:
             raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
                              f"(samples >= 1, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer >= 1, "
                              f"base {' or '.join(BASES)}, guide a trained policy, top >= 1, timing 0 or 1, "
-                             f"lead {' or '.join(LEADS)})")
+                             f"lead {' or '.join(LEADS)}, sure a probability in (0, 1])")
         if key in out:
             raise ValueError(f"search option {key!r} is given twice")
         if key in ("policy", "base", "lead"):
@@ -1116,14 +1139,17 @@ def parse_options(text: str) -> dict[str, Any]:
             out[key] = val.strip()
             continue
         try:
-            iv: int | float = float(val.strip()) if key == "margin" else int(val.strip())
+            iv: int | float = float(val.strip()) if key in ("margin", "sure") else int(val.strip())
         except ValueError:
-            kind = "a number" if key == "margin" else "0 or 1" if key in ("halving", "timing") else "an int"
+            kind = "a number" if key == "margin" else "a probability in (0, 1]" if key == "sure" else "0 or 1" if key in ("halving", "timing") else "an int"
             raise ValueError(f"search option {key} must be {kind}, got {val.strip()!r}") from None
         out[key] = iv
     if "lead" in out and not out.get("guide"):
         raise ValueError("search option lead names whose move a guided search keeps: it needs guide=POLICY "
                          "(e.g. 'search:guide=pretrained,lead=base')")
+    if "sure" in out and not out.get("guide"):
+        raise ValueError("search option sure is the guide's probability above which its move is played without a "
+                         "search: it needs guide=POLICY (e.g. 'search:guide=pretrained,sure=0.99')")
     if "top" in out and not out.get("guide"):
         raise ValueError("search option top counts the guide's discards: it needs guide=POLICY "
                          "(e.g. 'search:guide=pretrained,top=2')")
@@ -1140,6 +1166,6 @@ def make_search_agent(options: str = "", seed: int | None = None) -> SearchAgent
     return SearchAgent(seed, **parse_options(options))
 
 
-__all__ = ["SearchAgent", "Knowledge", "determinize", "rollout", "rollout_turn", "leaf_value",
+__all__ = ["SearchAgent", "guide_probability", "Knowledge", "determinize", "rollout", "rollout_turn", "leaf_value",
            "table_melds", "variant_table_melds", "variant_turn", "rules_of_view", "parse_options",
            "make_search_agent", "SampleError"]

@@ -239,7 +239,56 @@ def test_guided_search_led_by_the_base_is_blind_to_hidden_cards_and_stock_order(
     check_blind(lambda: make_agent("search:guide=pretrained,lead=base,base=cutting,samples=6,margin=0", seed=7))
 
 
+def test_guide_probability_is_the_softmax_of_the_best_legal_logit_over_the_legal_ones():
+    from rummy_env.agents.search import guide_probability
+
+    logits = np.array([0.0, np.log(3.0), 50.0, 0.0])  # id 2 illegal: it must not count
+    assert guide_probability(logits, [0, 1, 3]) == pytest.approx(3 / 5)  # e^ln3 / (1 + 3 + 1)
+    assert guide_probability(logits, [1]) == 1.0
+    assert guide_probability(np.array([1000.0, 0.0]), [0, 1]) == 1.0  # stable: no overflow
+
+
+def test_a_sure_guide_plays_its_move_unsearched_and_an_unsure_one_is_searched():
+    """``sure``: a decision whose guide's best legal move has at least that probability is
+    the guide's move without a search; below it the guided search goes on as without
+    ``sure``. Two hands with every seat the guided search: at ``sure=1.0`` only the moves
+    the guide is certain of (probability 1.0 in float64) go unsearched; at a ``sure`` the
+    guide's moves reach at every searched decision, nothing is searched."""
+    from rummy_env.agents.search import guide_probability
+
+    guide = make_agent("pretrained")
+    for sure, searched_any in ((1.0, True), (1e-9, False)):
+        gs = make_agent(f"search:guide=pretrained,samples=2,sure={sure}", seed=0)
+        plain = make_agent("search:guide=pretrained,samples=2", seed=0)
+        seen: list[bool] = []
+        env = rummy_v0.raw_env(rules="classic")
+        for seed in (1, 2):
+            env.reset(seed=seed)
+            while not all(env.terminations.values()):
+                ob = env.observe(env.agent_selection)
+                o, m = ob["observation"], ob["action_mask"]
+                calls = []
+                gs.search = lambda v, cands, prior, calls=calls: calls.append(prior) or prior
+                plain.search = lambda v, cands, prior, calls=calls: calls.append(-1) or prior
+                plain_move = plain.act(o, m)
+                wanted = len(calls)  # the guided search without sure searched this decision
+                a = gs.act(o, m)
+                p = guide_probability(guide.logits(o), list(np.flatnonzero(m)))
+                if wanted and p >= sure:
+                    assert len(calls) == 1 and a == guide.act(o, m)  # unsearched: the guide's move
+                elif wanted:
+                    assert calls[-1] == a == plain_move  # searched as without sure
+                    seen.append(True)
+                env.step(a)
+        assert any(seen) == searched_any
+
+
 @pytest.mark.parametrize("spec, words", [
+    ("search:sure=0.9", "sure is the guide's probability above which its move is played without a search: it "
+                        "needs guide=POLICY"),
+    ("search:guide=pretrained,sure=0", r"sure must be a probability in \(0, 1\], got 0.0"),
+    ("search:guide=pretrained,sure=1.01", r"sure must be a probability in \(0, 1\], got 1.01"),
+    ("search:guide=pretrained,sure=high", r"sure must be a probability in \(0, 1\], got 'high'"),
     ("search:guide=heuristic", "guide must be a trained policy"),
     ("search:guide=search", "guide must be a trained policy"),
     ("search:guide=ppo:/no/such.zip", "policy file not found"),
