@@ -519,3 +519,16 @@ def test_meld_bias_disagreements_never_put_cards_down_early_at_a_huge_bias(tmp_p
     import os
 
     assert "RUMMY_MELD_BIAS" not in os.environ  # the agent's settings do not outlive the count
+
+
+def test_guide_confidence_bands_count_each_decision_once_and_the_recorder_plays_legal_moves():
+    needs("sb3_contrib")
+    mod = _module("issue25_guide_confidence")
+    recs = [(0.2, True), (0.5, False), (0.95, True), (0.95, False), (0.999, False), (1.0, True)]
+    assert mod.bands(recs) == [("[0.0, 0.5)", 1, 1.0), ("[0.5, 0.9)", 1, 0.0), ("[0.9, 0.99)", 2, 0.5),
+                               ("[0.99, 1.0)", 1, 0.0), ("1.0", 1, 1.0)]
+    from rummy_env.eval.tournament import play_game
+
+    agent = mod.Recorded(0, samples=2)
+    play_game(Rules.preset("classic"), [agent, agent], seed=1)  # legal moves, or play_game raises
+    assert agent.records and all(0 < p <= 1 for p, _ in agent.records)
