@@ -793,9 +793,10 @@ class SearchAgent:
             melds, lay-offs, digs): ``"guide"`` (default) or ``"base"``, the base agent's,
             the guide then only naming the discards searched beside the base's. ``"base"``
             needs a guide.
-        sure: with a guide, a probability in (0, 1]: a draw or a discard whose most probable
-            legal move under the guide (its softmax over the legal actions) has at least
-            this probability is the guide's move, played without a search; ``None``
+        sure: with a guide, a probability in (0, 1]: a decision to be searched (the draw, the
+            discard) at which the guide's most probable legal move (its softmax over the
+            legal actions) is a candidate and has at least this probability is that move,
+            played without a search (with ``lead="base"`` too, over the base's); ``None``
             (default): every such decision is searched. Needs a guide.
 
     ``act(observation, action_mask) -> int`` reads only those two arrays.
@@ -961,7 +962,8 @@ class SearchAgent:
         the prior (with ``lead="base"``, the base agent's move); a draw from the stock or the
         upcard and a discard are searched (both draws; the guide's ``top`` discards and the
         base's), anything else (a meld, a lay-off, a dig, a dug card to play) is the prior's.
-        With ``sure``, a guide at least that sure of its move plays it without a search."""
+        With ``sure``, a decision to be searched whose candidates hold the guide's move, the
+        guide at least that sure of it, is that move, unsearched."""
         legal = v.legal
         shape = getattr(self._guide, "obs_shape", None)
         if shape is not None and tuple(np.shape(observation)) != tuple(shape):
@@ -973,14 +975,19 @@ class SearchAgent:
                              f"for this table (pretrained:PRESET, ppo:PATH)")
         lg = np.asarray(self._guide.logits(observation), dtype=np.float64)[: len(action_mask)]
         order = sorted(legal, key=lambda a: (-lg[a], a))
-        if self.sure is not None and guide_probability(lg, legal) >= self.sure:
-            return order[0]
         prior = order[0] if self.lead == "guide" else self._heur.act(observation, action_mask)
+
+        def searched(cands: list[int]) -> int:  # a sure guide's move among the candidates goes unsearched
+            if len(cands) == 1:
+                return cands[0]
+            if self.sure is not None and order[0] in cands and guide_probability(lg, legal) >= self.sure:
+                return order[0]
+            return self.search(v, cands, prior)
+
         if v.phase == DRAW:
             if prior not in (DRAW_STOCK, DRAW_DISCARD) or v.bound >= 0:
                 return prior
-            cands = [a for a in (DRAW_STOCK, DRAW_DISCARD) if a in legal]
-            return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
+            return searched([a for a in (DRAW_STOCK, DRAW_DISCARD) if a in legal])
         if v.bound >= 0 or not DISCARD_BASE <= prior < MELD_BASE:
             return prior
         cands = [a for a in order if DISCARD_BASE <= a < MELD_BASE][: self.top]
@@ -988,7 +995,7 @@ class SearchAgent:
         if DISCARD_BASE <= base < MELD_BASE and base not in cands:
             cands.append(base)
         self._add_put_down(v, cands)
-        return cands[0] if len(cands) == 1 else self.search(v, cands, prior)
+        return searched(cands)
 
     def discard_candidates(self, v: PlayerView) -> list[int]:
         """Discard ids worth searching: the discardable cards that the best meld partition

@@ -248,21 +248,26 @@ def test_guide_probability_is_the_softmax_of_the_best_legal_logit_over_the_legal
     assert guide_probability(np.array([1000.0, 0.0]), [0, 1]) == 1.0  # stable: no overflow
 
 
-def test_a_sure_guide_plays_its_move_unsearched_and_an_unsure_one_is_searched():
+@pytest.fixture(scope="module")
+def shipped_guide():
+    return make_agent("pretrained")
+
+
+def test_a_sure_guide_plays_its_move_unsearched_and_an_unsure_one_is_searched(shipped_guide):
     """``sure``: a decision whose guide's best legal move has at least that probability is
     the guide's move without a search; below it the guided search goes on as without
-    ``sure``. Two hands with every seat the guided search: at ``sure=1.0`` only the moves
+    ``sure``. A hand with every seat the guided search: at ``sure=1.0`` only the moves
     the guide is certain of (probability 1.0 in float64) go unsearched; at a ``sure`` the
     guide's moves reach at every searched decision, nothing is searched."""
     from rummy_env.agents.search import guide_probability
 
-    guide = make_agent("pretrained")
+    guide = shipped_guide
     for sure, searched_any in ((1.0, True), (1e-9, False)):
         gs = make_agent(f"search:guide=pretrained,samples=2,sure={sure}", seed=0)
         plain = make_agent("search:guide=pretrained,samples=2", seed=0)
         seen: list[bool] = []
         env = rummy_v0.raw_env(rules="classic")
-        for seed in (1, 2):
+        for seed in (1,):
             env.reset(seed=seed)
             while not all(env.terminations.values()):
                 ob = env.observe(env.agent_selection)
@@ -281,6 +286,39 @@ def test_a_sure_guide_plays_its_move_unsearched_and_an_unsure_one_is_searched():
                     seen.append(True)
                 env.step(a)
         assert any(seen) == searched_any
+
+
+def test_led_by_the_base_a_sure_guide_replaces_the_bases_move_only_where_it_is_a_candidate(shipped_guide):
+    """``lead=base`` with ``sure``: at a decision the base-led search would search, the guide's
+    move (the guide sure of it) is played unsearched when it is one of the candidates; when
+    it is not (the guide would meld where the base discards), the search goes on."""
+    guide = shipped_guide
+    gs = make_agent("search:guide=pretrained,lead=base,base=heuristic,samples=2,sure=0.000001", seed=0)
+    plain = make_agent("search:guide=pretrained,lead=base,base=heuristic,samples=2", seed=0)
+    kinds = set()
+    env = rummy_v0.raw_env(rules="classic")
+    for seed in (1, 2):
+        env.reset(seed=seed)
+        while not all(env.terminations.values()):
+            ob = env.observe(env.agent_selection)
+            o, m = ob["observation"], ob["action_mask"]
+            cands, calls = [], []
+            plain.search = lambda v, c, prior: cands.append(list(c)) or prior
+            gs.search = lambda v, c, prior: calls.append(prior) or prior
+            plain_move = plain.act(o, m)
+            a = gs.act(o, m)
+            if cands:
+                mine = guide.act(o, m)
+                if mine in cands[0]:
+                    assert a == mine and not calls
+                    kinds.add("guide's")
+                else:
+                    assert a == plain_move and calls
+                    kinds.add("searched")
+            else:
+                assert a == plain_move and not calls
+            env.step(a)
+    assert "guide's" in kinds
 
 
 @pytest.mark.parametrize("spec, words", [
