@@ -49,18 +49,25 @@ def play_observations(model, n=1000, seed=1):
 
 def torch_logits(model, obs):
     """SB3's own actor path (extract_features -> forward_actor -> action_net), unmasked; for a
-    policy with a discard head (train/policy.py), its ``_heads`` (the head's scores added to the
-    discard logits: SB3's path alone leaves them out)."""
+    policy with a discard head (train/policy.py), the head's 52 scores (its ``discard_scorer``
+    on the observation and its card features) added here to the ``discard <card>`` logits,
+    ids ``DISCARD_BASE`` + card (SB3's path alone leaves them out). Not the policy's own
+    ``_heads``: the export is checked against the rule, not against the code it exports."""
     import torch
+
+    from rummy_env.actions import DISCARD_BASE
 
     p = model.policy
     with torch.no_grad():
         t = torch.as_tensor(obs)
-        if getattr(p, "discard_scorer", None) is not None:
-            assert not p.bf16, "a loaded policy runs in float32 (the export's precision)"
-            return p._heads(t)[0].numpy()
         latent = p.mlp_extractor.forward_actor(p.extract_features(t, p.pi_features_extractor))
-        return p.action_net(latent).numpy()
+        logits = p.action_net(latent).numpy()
+        scorer = getattr(p, "discard_scorer", None)
+        if scorer is not None:
+            assert not p.bf16, "a loaded policy runs in float32 (the export's precision)"
+            full = p.features_extractor.core(t.float())  # the observation and its card features
+            logits[:, DISCARD_BASE:DISCARD_BASE + 52] += scorer(full).numpy()
+        return logits
 
 
 def session(export_dir):
