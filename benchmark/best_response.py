@@ -21,8 +21,15 @@ from .protocol import RESULT_KEYS, engine_info, hardware_info
 from .report import BR_FORMAT
 from .tasks import Task
 
-PROCEDURE = ("MaskablePPO (rummy train's trainer) warm-started by cloning heuristic (100k decisions + one "
-             "DAgger round of 50k), then BUDGET learner steps against the frozen agent alone")
+PROCEDURE = ("MaskablePPO (rummy train's trainer) warm-started by cloning heuristic (DECISIONS decisions + one "
+             "DAgger round of DAGGER), then BUDGET learner steps against the frozen agent alone")
+"""The ``procedure`` of a best response's JSON; ``DECISIONS`` and ``DAGGER`` are its run's
+warm start (100k and 50k at a full budget, ``algos.WARM_DECISIONS`` / ``WARM_DAGGER``; a
+smaller budget caps them), ``BUDGET`` its learner steps."""
+
+
+def _thousands(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else f"{n:,}"
 
 
 def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, match_seeds: int | None = None,
@@ -59,7 +66,8 @@ def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, mat
                  players=task.players, matches=True)
     res = {
         "format": BR_FORMAT, "task": task.id, "fingerprint": task.fingerprint(), "agent": agent,
-        "agent_name": agent, "budget": budget, "seed": seed, "procedure": PROCEDURE.replace("BUDGET", f"{budget:,}"),
+        "agent_name": agent, "budget": budget, "seed": seed, "procedure": PROCEDURE.replace("BUDGET", f"{budget:,}").replace(
+            "DECISIONS", _thousands(cfg.warmstart_decisions)).replace("DAGGER", _thousands(cfg.warmstart_dagger_decisions)),
         "timesteps": int(tr.model.num_timesteps), "best_response": br, "match_seeds": n,
         "protocol_complete": n == task.match_seeds,
         "result": {k: r[k] for k in RESULT_KEYS}, "train_wall_s": round(train_s, 1),

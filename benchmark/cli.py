@@ -43,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                    "a change is a new version).")
     p.add_argument("--json", action="store_true", help="print every task's full definition and match seeds as JSON")
 
-    def common(q: argparse.ArgumentParser, anchors: bool = True) -> None:
+    def common(q: argparse.ArgumentParser, anchors: bool = True, out: str = "folder for row.json (created)") -> None:
         q.add_argument("--task", required=True, help="task id, e.g. classic-2p-v1 (see `rummy benchmark list`)")
-        q.add_argument("--out", required=True, metavar="DIR", help="folder for row.json (created)")
+        q.add_argument("--out", required=True, metavar="DIR", help=out)
         q.add_argument("--match-seeds", type=int, default=None, metavar="N",
                        help="play only the first N of the task's match seeds (a smoke test: the row then says it "
                             "is not the protocol's)")
@@ -101,7 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        description="Train PPO against the frozen agent alone (fixed budget and seed), then report the "
                                    "best response's match win rate against it over the task's match seeds "
                                    "(lower is less exploitable).")
-    common(p, anchors=False)
+    common(p, anchors=False, out="folder for best_response.json and the training run (DIR/run/; created, and "
+                                  "refused when it already holds a run)")
     p.add_argument("--agent", required=True, metavar="SPEC", help="the frozen agent (a make_agent name)")
     p.add_argument("--budget", type=int, default=250_000, metavar="N", help="learner steps of the best response (default 250000)")
     p.add_argument("--seed", type=int, default=0, help="the best response's training seed (default 0)")
@@ -118,7 +119,16 @@ def _positive(name: str, v: Any, lo: int = 1) -> None:
         raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
 
 
+def _match_seeds(task: Any, n: int | None) -> None:
+    """``--match-seeds``: None, or an int in 1 .. the task's match seeds."""
+    _positive("--match-seeds", n)
+    if n is not None and n > task.match_seeds:
+        raise ValueError(f"--match-seeds must be at most task {task.id}'s {task.match_seeds} match seeds, got {n}")
+
+
 def _out_dir(path: str) -> Path:
+    if not path.strip():
+        raise ValueError("--out needs a folder name, got an empty one")
     d = Path(path)
     if d.exists() and not d.is_dir():
         raise ValueError(f"--out {path!r} is a file; give a folder")
@@ -193,7 +203,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     task = get_task(args.task)
     _check_anchors(task, args.anchors)
-    _positive("--match-seeds", args.match_seeds)
+    _match_seeds(task, args.match_seeds)
     _positive("--workers", args.workers)
     _positive("--budget-steps", args.budget_steps)
     _positive("--train-seed", args.train_seed, lo=0)
@@ -221,7 +231,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     algo = get_algo(args.algo)
     _check_anchors(task, args.anchors)
     _positive("--seed", args.seed, lo=0)
-    _positive("--match-seeds", args.match_seeds)
+    _match_seeds(task, args.match_seeds)
     _positive("--workers", args.workers)
     b = args.budget
     if b is None or b in task.budgets:
@@ -259,7 +269,7 @@ def cmd_anchors(args: argparse.Namespace) -> int:
     from .tasks import get_task
 
     task = get_task(args.task)
-    _positive("--match-seeds", args.match_seeds)
+    _match_seeds(task, args.match_seeds)
     _positive("--workers", args.workers)
     out = _out_dir(args.out)
     n = task.match_seeds if args.match_seeds is None else args.match_seeds
@@ -314,17 +324,19 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_best_response(args: argparse.Namespace) -> int:
-    from rummy_env.agents import make_agent
-
     from .best_response import best_response
+    from .protocol import check_fits
     from .tasks import get_task
 
     task = get_task(args.task)
     _positive("--budget", args.budget)
     _positive("--seed", args.seed, lo=0)
-    _positive("--match-seeds", args.match_seeds)
+    _match_seeds(task, args.match_seeds)
     _positive("--workers", args.workers)
-    make_agent(args.agent)
+    check_fits(task, args.agent)  # a bad agent, or one for another table, fails before any folder is made
+    run = Path(args.out) / "run"
+    if args.out.strip() and run.is_dir() and any(run.iterdir()):
+        raise ValueError(f"{run} already holds a run; give a new --out folder")
     out = _out_dir(args.out)
     res = best_response(task, args.agent, args.budget, args.seed, out, match_seeds=args.match_seeds,
                         workers=args.workers, command=_command(args), verbose=0 if args.quiet else 1)

@@ -446,6 +446,18 @@ def test_benchmark_list(capsys):
      "--budget must be one of task classic-2p-v1's budgets (250k, 2M)"),
     (["best-response", "--task", "classic-2p-v1", "--agent", "random", "--budget", "0", "--out", "X"],
      "--budget must be an int >= 1"),
+    (["best-response", "--task", "classic-2p-v1", "--agent", "random", "--match-seeds", "101", "--out", "X"],
+     "--match-seeds must be at most task classic-2p-v1's 100 match seeds, got 101"),
+    (["eval", "--task", "classic-2p-v1", "--agent", "random", "--match-seeds", "101", "--out", "X"],
+     "--match-seeds must be at most task classic-2p-v1's 100 match seeds"),
+    (["train", "--task", "classic-2p-v1", "--algo", "ppo", "--seed", "0", "--match-seeds", "101", "--out", "X"],
+     "--match-seeds must be at most task classic-2p-v1's 100 match seeds"),
+    (["anchors", "--task", "classic-2p-v1", "--match-seeds", "101", "--out", "X"],
+     "--match-seeds must be at most task classic-2p-v1's 100 match seeds"),
+    (["best-response", "--task", "classic-2p-v1", "--agent", "pretrained:rum500", "--out", "X"],
+     "cannot play task classic-2p-v1"),
+    (["best-response", "--task", "classic-2p-v1", "--agent", "search:samples=1,guide=pretrained:rum500", "--out", "X"],
+     "cannot play task classic-2p-v1"),
 ])
 def test_benchmark_bad_input_is_refused_before_anything_is_written(tmp_path, capsys, monkeypatch, args, needle):
     monkeypatch.chdir(tmp_path)
@@ -482,3 +494,17 @@ def test_outside_agent_in_rummy_play(outside, monkeypatch, capsys):
     assert rummy(["play", "--opponent", "my_bench_agents:agent", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "your hand:" in out and "you left the game" in out
+
+
+def test_best_response_refuses_an_empty_out_and_a_folder_that_holds_a_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    base = ["benchmark", "best-response", "--task", "classic-2p-v1", "--agent", "random", "--budget", "600"]
+    assert rummy(base + ["--out", ""]) == 2
+    assert "--out needs a folder name, got an empty one" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    held = tmp_path / "br" / "run"
+    held.mkdir(parents=True)
+    (held / "final_model.zip").write_bytes(b"an earlier run")
+    assert rummy(base + ["--out", str(tmp_path / "br")]) == 2
+    assert f"{held} already holds a run; give a new --out folder" in capsys.readouterr().err
+    assert (held / "final_model.zip").read_bytes() == b"an earlier run" and len(list(held.iterdir())) == 1

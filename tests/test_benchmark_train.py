@@ -70,6 +70,10 @@ def test_best_response_smoke(tmp_path, capsys):
     assert res["result"]["matches"] == 4 and not res["protocol_complete"]
     assert 0 <= res["result"]["match_win_rate"] <= 1
     assert "best response against greedy" in capsys.readouterr().out
+    # the warm start it ran, capped by the small budget (min(100k, 2048) decisions, one round of 1,024)
+    assert res["procedure"] == ("MaskablePPO (rummy train's trainer) warm-started by cloning heuristic (2,048 "
+                                "decisions + one DAgger round of 1,024), then 2,048 learner steps against the frozen "
+                                "agent alone")
 
 
 def test_reference_runs_train_what_their_published_rows_were_trained_with(tmp_path):

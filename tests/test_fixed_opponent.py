@@ -76,3 +76,25 @@ def test_the_fixed_snapshot_is_shared_by_every_game_not_copied():
     for g in venv.games:
         assert "fixed" not in g.own
         assert all(o is frozen for q, o in enumerate(g.opps) if q != g.seat)
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(rules="classic", fixed_opponent="pretrained:rum500", opponent_weights={"fixed": 1.0}),
+     "fixed_opponent 'pretrained:rum500' cannot play this run's table: it was trained for a 2-player rum500 "
+     "table, this is a 2-player standard table"),
+    (dict(rules="turnover", num_players=4, fixed_opponent="pretrained", opponent_weights={"fixed": 1.0}),
+     "fixed_opponent 'pretrained' cannot play this run's table: it was trained for a 2-player standard table, "
+     "this is a 4-player standard table"),
+    (dict(rules="classic", fixed_opponent="search:samples=1,guide=pretrained:rum500", opponent_weights={"fixed": 1.0}),
+     "cannot play this run's table: it was trained for a 2-player rum500 table"),
+    (dict(fixed_opponent="heuristic"), "fixed_opponent names 'heuristic', but opponent_weights gives the kind "
+                                       "'fixed' no weight, so it would never play"),
+    (dict(fixed_opponent="heuristic", opponent_weights={"fixed": 0, "random": 1.0}), "gives the kind 'fixed' no weight"),
+    (dict(opponent_weights={"fixed": -1, "random": 2.0}), r"opponent_weights\['fixed'\] must be a number >= 0, got -1"),
+    (dict(opponent_weights={1: 1.0}), "opponent_weights's keys must be names \\(strings\\), got the key 1"),
+])
+def test_a_fixed_opponent_that_cannot_play_or_would_never_play_is_refused_before_training(kw, words):
+    from rummy_env.train.config import TrainConfig
+
+    with pytest.raises(ValueError, match=words):
+        TrainConfig(**kw).validate()

@@ -299,6 +299,23 @@ class TrainConfig:
     progress: bool = True
     """Show a progress bar."""
 
+    def _check_fixed_fits(self) -> None:
+        """Raise ``ValueError`` when ``fixed_opponent`` does not load (``make_agent``'s message)
+        or cannot play this run's table (``agents.table_misfit``: a policy trained for
+        another table, a guide of another table); rules that do not build are left to
+        their own check (the ``Trainer``'s)."""
+        from rummy_env.agents import make_agent, table_misfit
+        from rummy_env.rules import Rules
+
+        agent = make_agent(self.fixed_opponent)  # a bad spec fails here, with make_agent's message
+        try:
+            rules = Rules.make(self.rules, num_players=self.num_players)
+        except (ValueError, TypeError):
+            return
+        why = table_misfit(agent, rules)
+        if why:
+            raise ValueError(f"fixed_opponent {self.fixed_opponent.strip()!r} cannot play this run's table: {why}")
+
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field and what is allowed.
 
@@ -341,12 +358,6 @@ class TrainConfig:
         kinds = ("snapshot", *BASELINES, "fixed")
         if not isinstance(self.fixed_opponent, str):
             raise ValueError(f"fixed_opponent must be a make_agent name (a string), got {self.fixed_opponent!r}")
-        if self.opponent_weights.get("fixed", 0) and not self.fixed_opponent.strip():
-            raise ValueError("opponent_weights gives the kind 'fixed' a weight, but fixed_opponent names no agent")
-        if self.fixed_opponent.strip():
-            from rummy_env.agents import make_agent
-
-            make_agent(self.fixed_opponent)  # a bad spec fails here, with make_agent's message
         for k, w in self.opponent_weights.items():
             if k not in kinds:
                 raise ValueError(f"opponent_weights: unknown kind {k!r}; kinds: {', '.join(kinds)}")
@@ -354,6 +365,15 @@ class TrainConfig:
                 raise ValueError(f"opponent_weights[{k!r}] must be a number >= 0, got {w!r}")
         if sum(self.opponent_weights.values()) <= 0:
             raise ValueError("opponent_weights must have a positive total")
+        if self.opponent_weights.get("fixed", 0) and not self.fixed_opponent.strip():
+            raise ValueError("opponent_weights gives the kind 'fixed' a weight, but fixed_opponent names no agent")
+        if self.fixed_opponent.strip():
+            if not self.opponent_weights.get("fixed", 0):
+                raise ValueError(f"fixed_opponent names {self.fixed_opponent.strip()!r}, but opponent_weights gives "
+                                 f"the kind 'fixed' no weight, so it would never play: give it one (e.g. "
+                                 f"--set 'opponent_weights={{fixed=1.0}}', or fixed = 0.2 under [opponent_weights]), "
+                                 f"or leave fixed_opponent empty")
+            self._check_fixed_fits()
         teacher = self.warmstart_teacher
         if not isinstance(teacher, str) or not (teacher in ("none", *BASELINES, "search", "pretrained") or (
                 ":" in teacher and teacher.split(":")[0] in ("heuristic", "search", "pretrained", "ppo"))):
@@ -511,7 +531,9 @@ def _check_type(name: str, v: Any, annotation: str) -> None:
         if not isinstance(v, dict):
             raise ValueError(f"{name} must be a table of {_TYPE_PLURALS[inner]} (TOML {{key = value, ...}}), got {v!r}")
         for k, x in v.items():
-            if not isinstance(k, str) or not _is(x, inner):
+            if not isinstance(k, str):
+                raise ValueError(f"{name}'s keys must be names (strings), got the key {k!r}")
+            if not _is(x, inner):
                 raise ValueError(f"{name}[{k!r}] must be {_TYPE_WORDS[inner]}, got {x!r}")
         return
     if not _is(v, t):
