@@ -264,7 +264,11 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
     acts = getattr(agent, "num_actions", None)
     if not isinstance(acts, int):
         acts = getattr(agent, "n_actions", None)
-    return table.misfit(dim, acts)
+    why = table.misfit(dim, acts)
+    guide = getattr(agent, "guide", None)
+    if why and isinstance(guide, str) and guide and why.startswith("it was "):  # a guided search: its guide's table
+        why = f"its guide {guide!r} was " + why[len("it was "):]
+    return why
 
 
 def builtin_opponents(rules: Any) -> list[str]:

@@ -29,6 +29,11 @@ QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("?", "h", "help", "moves")
 
 
+
+def _cards(n: int) -> str:
+    """``"1 card"``, ``"5 cards"``."""
+    return f"{n} card" if n == 1 else f"{n} cards"
+
 def make_opponent(name: str, seed: int | None, console: Console, rules: Any = None) -> tuple[Any, str]:
     """``(agent, name used)`` for a table of ``rules`` (a ``Rules``; ``None``: not checked).
     ``pretrained`` (the default) is the policy shipped for this table
@@ -131,7 +136,7 @@ class Game:
         target = f" (match to {rules.target})" if self.episode == "match" and rules.target else ""
         c.print(f"scores: {scores}{target}")
         up = TEXT_OF[st.discard[-1]] if st.discard else "-"
-        c.print(f"stock: {len(st.stock)} cards   top discard: {up}   discard pile: {len(st.discard)} cards")
+        c.print(f"stock: {_cards(len(st.stock))}   top discard: {up}   discard pile: {_cards(len(st.discard))}")
         if st.table.digs:  # the whole pile is spread face up (RULES.md §10.4)
             pile = " ".join(TEXT_OF[x] for x in st.discard) or "-"
             hint = ("  (dig with 'draw discard <card>')" if st.phase != PLAY and len(st.discard) > 1 else "")

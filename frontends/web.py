@@ -74,7 +74,7 @@ from typing import Any, Callable
 
 from rummy_env import engine
 from rummy_env.actions import DIG_BASE, LAYOFF_BASE
-from rummy_env.rules import PRESETS, Rules
+from rummy_env.rules import PRESETS, Rules, preset_players
 
 try:  # the web extra; FastAPI reads the endpoints' annotations from this module's globals
     from fastapi import FastAPI, Request
@@ -656,9 +656,11 @@ class WebTable:
     def config(self) -> dict[str, Any]:
         """``{"agent", "agent_note", "rules", "presets", "positions"}``: ``agent`` the
         opponent at the default rules' table (``heuristic`` for the default opponent at a
-        500 Rum table, with ``agent_note`` saying why; else ``agent_note`` is null)."""
+        500 Rum table, with ``agent_note`` saying why; else ``agent_note`` is null);
+        ``presets`` the presets the (heads-up) table can start, those whose player range
+        holds 2 (``rules.preset_players``: not ``two_decks``, 5-7 players)."""
         return {"agent": self.table_agent, "agent_note": self.agent_note, "rules": self.rules.to_json(),
-                "presets": list(PRESETS),
+                "presets": [p for p in PRESETS if preset_players(p)[0] <= 2],
                 "positions": [{"name": k, "title": v["title"], "teaches": v["teaches"]}
                               for k, v in self.positions.items()]}
 

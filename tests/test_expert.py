@@ -349,8 +349,8 @@ def test_a_guide_of_another_table_is_told_before_and_when_it_acts():
 
     gs = make_agent("search:guide=pretrained:rum500")
     assert table_misfit(gs, Rules.preset("rum500")) is None
-    assert table_misfit(gs, CLASSIC).startswith("it was trained for a 2-player rum500 table, this is a 2-player "
-                                                "standard table")
+    assert table_misfit(gs, CLASSIC).startswith("its guide 'pretrained:rum500' was trained for a 2-player rum500 "
+                                                "table, this is a 2-player standard table")
     env = rummy_v0.raw_env(rules="classic")
     env.reset(seed=1)
     ob = env.observe(env.agent_selection)

@@ -86,7 +86,7 @@ def test_the_fixed_snapshot_is_shared_by_every_game_not_copied():
      "fixed_opponent 'pretrained' cannot play this run's table: it was trained for a 2-player standard table, "
      "this is a 4-player standard table"),
     (dict(rules="classic", fixed_opponent="search:samples=1,guide=pretrained:rum500", opponent_weights={"fixed": 1.0}),
-     "cannot play this run's table: it was trained for a 2-player rum500 table"),
+     "cannot play this run's table: its guide 'pretrained:rum500' was trained for a 2-player rum500 table"),
     (dict(fixed_opponent="heuristic"), "fixed_opponent names 'heuristic', but opponent_weights gives the kind "
                                        "'fixed' no weight, so it would never play"),
     (dict(fixed_opponent="heuristic", opponent_weights={"fixed": 0, "random": 1.0}), "gives the kind 'fixed' no weight"),

@@ -90,6 +90,8 @@ def test_page_config_and_loopback_only(table):
         cfg = httpx.get(base + "/api/config", timeout=10).json()
         assert cfg["agent"] == "heuristic" and cfg["rules"] == "classic"
         assert {"classic", "turnover", "deadwood", "stalemate", "practice"} <= set(cfg["presets"])
+        # the heads-up table offers the presets it can start: two_decks is for 5-7 players (RULES.md §10.3)
+        assert "two_decks" not in cfg["presets"] and {"rum500", "jokers"} <= set(cfg["presets"])
         assert [p["name"] for p in cfg["positions"]] == sorted(load_positions())
 
 
@@ -146,6 +148,15 @@ def test_cli_errors_are_clear():
 
 
 # ---------------------------------------------------------------------------- sessions
+
+def test_every_preset_the_page_offers_starts_a_match(client):
+    """The page's "New match" list is /api/config's presets: each one starts (the table's
+    agent here is the heuristic, which plays every table)."""
+    for preset in client.get("/api/config").json()["presets"]:
+        r = client.post("/api/new", json={"seed": 1, "rules": preset})
+        assert r.status_code == 200, (preset, r.text)
+    assert client.post("/api/new", json={"seed": 1, "rules": "two_decks"}).status_code == 422
+
 
 def test_sessions_are_isolated(client, table):
     a = client.post("/api/new", json={"seed": 5}).json()
