@@ -90,6 +90,9 @@ def make_agent(name: str, seed: int | None = None) -> Any:
 
         return make_search_agent(key[7:], seed)
     if low == "pretrained" or low.startswith("pretrained:"):
+        if low.startswith("pretrained:") and not key[11:].strip():
+            raise ValueError(f"agent {name!r} names no table after the colon: give pretrained (the classic policy) "
+                             f"or pretrained:PRESET, one of {', '.join(PRETRAINED)}")
         return _load_pretrained(key[11:].strip() or "classic", seed, name)
     if low.startswith("ppo:"):
         path = key[4:]

@@ -84,6 +84,10 @@ class PPOAgent:
 
     def __init__(self, path: str, seed: int | None = None) -> None:
         path = os.fspath(path)
+        if os.path.isdir(path):
+            raise ValueError(f"{path!r} is a folder; give the policy's file, an SB3 .zip saved by MaskablePPO or PPO "
+                             f"(a run folder holds it as final_model.zip or best_model.zip; an ONNX export's folder "
+                             f"is played as onnx:DIR)")
         if not os.path.isfile(path):
             raise ValueError(f"policy file not found: {path!r} (expected an SB3 .zip saved by MaskablePPO or PPO)")
         if not zipfile.is_zipfile(path):

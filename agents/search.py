@@ -50,7 +50,9 @@ default 300; the turn count is read as ``turn_frac * 300``).
 """
 from __future__ import annotations
 
+import numbers
 import random
+import re
 from functools import lru_cache, partial
 from typing import Any
 
@@ -816,25 +818,24 @@ class SearchAgent:
                  timing: int = 0, lead: str = "guide", sure: float | None = None) -> None:
         for nm, val, lo in (("samples", samples, 1), ("depth", depth, 0), ("halving", halving, 0),
                             ("infer", infer, 1), ("top", top, 1), ("timing", timing, 0)):
-            if isinstance(val, bool) or not isinstance(val, int) or val < lo or (nm in ("halving", "timing") and val > 1):
+            if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < lo \
+                    or (nm in ("halving", "timing") and val > 1):
                 allowed = "0 or 1" if nm in ("halving", "timing") else f"an int >= {lo}"
                 raise ValueError(f"search option {nm} must be {allowed}, got {val!r}")
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < float("inf"):
+        samples, depth, halving, infer, top, timing = map(int, (samples, depth, halving, infer, top, timing))
+        if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 <= margin < float("inf"):
             raise ValueError(f"search option margin must be a finite number >= 0, got {margin!r}")
-        if policy not in POLICIES:
-            raise ValueError(f"search option policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-        if base not in BASES:
-            raise ValueError(f"search option base must be one of {', '.join(BASES)}, got {base!r}")
+        for nm, val, allowed in (("policy", policy, POLICIES), ("base", base, tuple(BASES)), ("lead", lead, LEADS)):
+            if not isinstance(val, str) or val not in allowed:
+                raise ValueError(f"search option {nm} must be one of {', '.join(allowed)}, got {val!r}")
         if not isinstance(guide, str):
             raise ValueError(f"search option guide must be a policy name (pretrained, pretrained:PRESET, ppo:PATH), "
                              f"got {guide!r}")
-        if lead not in LEADS:
-            raise ValueError(f"search option lead must be one of {', '.join(LEADS)}, got {lead!r}")
         if lead == "base" and not guide.strip():
             raise ValueError("search option lead=base names the base agent's move as the prior of a guided search: "
                              "it needs guide=POLICY (e.g. 'search:guide=pretrained,lead=base'); without a guide the "
                              "base's move is the prior already")
-        if sure is not None and (isinstance(sure, bool) or not isinstance(sure, (int, float))
+        if sure is not None and (isinstance(sure, bool) or not isinstance(sure, numbers.Real)
                                  or not 0 < sure <= 1):
             raise ValueError(f"search option sure must be a probability in (0, 1], got {sure!r}")
         if sure is not None and not guide.strip():
@@ -1113,12 +1114,17 @@ def parse_options(text: str) -> dict[str, Any]:
         ValueError: an unknown option or a value that is not an int in range (the
             message names the option and the allowed values).
     """
+    if not isinstance(text, str):
+        raise ValueError(f"search options must be a string such as 'samples=32,margin=2', got {text!r}")
     out: dict[str, Any] = {}
     text = text.strip()
     if not text:
         return out
     parts = [p.strip() for p in text.split(",")]
     for i, p in enumerate(parts):
+        if not p:
+            raise ValueError(f"search options {text!r} have an empty item (a comma at an end, or two in a row); "
+                             f"give NAME=VALUE items separated by single commas (e.g. 'samples=32,margin=2')")
         if "=" in p:
             key, _, val = p.partition("=")
             key = key.strip().lower()
@@ -1145,8 +1151,16 @@ def parse_options(text: str) -> dict[str, Any]:
                                  "ppo:PATH (e.g. 'search:guide=pretrained')")
             out[key] = val.strip()
             continue
-        try:
-            iv: int | float = float(val.strip()) if key in ("margin", "sure") else int(val.strip())
+        val = val.strip()
+        try:  # plain ASCII numbers only: int() and float() would also take 1_0, +3 or other scripts' digits
+            if key in ("margin", "sure"):
+                if not re.fullmatch(r"-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|-?(inf|infinity|nan)", val, re.I | re.A):
+                    raise ValueError
+                iv: int | float = float(val)
+            else:
+                if not re.fullmatch(r"-?\d+", val, re.A):
+                    raise ValueError
+                iv = int(val)
         except ValueError:
             kind = "a number" if key == "margin" else "a probability in (0, 1]" if key == "sure" else "0 or 1" if key in ("halving", "timing") else "an int"
             raise ValueError(f"search option {key} must be {kind}, got {val.strip()!r}") from None

@@ -59,6 +59,9 @@ def shipped_zip(spec: str) -> str | None:
     low = spec.strip().lower()
     if low != "pretrained" and not low.startswith("pretrained:"):
         return None
+    if low.startswith("pretrained:") and not low.partition(":")[2].strip():
+        raise ValueError(f"{spec.strip()!r} names no table after the colon: give pretrained (the classic policy) or "
+                         f"pretrained:PRESET, one of {', '.join(PRETRAINED)}")
     preset = low.partition(":")[2].strip() or "classic"
     from rummy_env.rules import PRESETS
 

@@ -359,6 +359,34 @@ def test_options_parse_and_reject():
             make_agent(bad)
 
 
+@pytest.mark.parametrize("spec, words", [
+    ("search:,samples=3", "have an empty item"),
+    ("search:samples=3,", "have an empty item"),
+    ("search:samples=3,,depth=1", "have an empty item"),
+    ("search:samples=1_0", "samples must be an int, got '1_0'"),  # int() would read 10
+    ("search:samples=+3", "samples must be an int, got '\\+3'"),
+    ("search:samples=\u0663", "samples must be an int"),  # an Arabic-Indic three: int() would read 3
+    ("search:margin=1_0", "margin must be a number, got '1_0'"),
+    ("search:margin=0x1", "margin must be a number"),
+])
+def test_option_values_are_plain_ascii_numbers_and_items_are_never_empty(spec, words):
+    with pytest.raises(ValueError, match=words):
+        make_agent(spec)
+
+
+def test_search_agent_arguments_of_the_wrong_type_are_refused_and_numpy_numbers_taken():
+    with pytest.raises(ValueError, match=r"search option base must be one of heuristic, holding, cutting, got \[\]"):
+        SearchAgent(base=[])
+    with pytest.raises(ValueError, match="search option policy must be one of heuristic, greedy, holding, got None"):
+        SearchAgent(policy=None)
+    with pytest.raises(ValueError, match="search options must be a string such as 'samples=32,margin=2', got None"):
+        parse_options(None)
+    a = SearchAgent(samples=np.int64(3), margin=np.float32(1.5))
+    assert a.samples == 3 and type(a.samples) is int and a.margin == 1.5
+    assert parse_options("margin=.5,samples=12") == {"margin": 0.5, "samples": 12}
+    assert parse_options("margin=1e1") == {"margin": 10.0}
+
+
 def test_single_legal_action_answers_without_search():
     st = _random_positions(1, seed=5)[0]
     enc = Encoder(2)
