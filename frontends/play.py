@@ -29,10 +29,10 @@ QUIT_WORDS = ("q", "quit", "exit")
 HELP_WORDS = ("?", "h", "help", "moves")
 
 
-
 def _cards(n: int) -> str:
     """``"1 card"``, ``"5 cards"``."""
     return f"{n} card" if n == 1 else f"{n} cards"
+
 
 def make_opponent(name: str, seed: int | None, console: Console, rules: Any = None) -> tuple[Any, str]:
     """``(agent, name used)`` for a table of ``rules`` (a ``Rules``; ``None``: not checked).
