@@ -262,6 +262,20 @@ def test_the_cutting_clone_config_clones_the_cutting_heuristic():
     assert (cfg.trunk, cfg.net_arch, cfg.reward) == (256, [128], "points+match")
 
 
+def test_the_ten_minute_cutting_config_is_the_default_with_the_cutting_teacher_and_the_stock_head():
+    from rummy_env.train.config import TrainConfig
+
+    cfg = TrainConfig.from_toml(ROOT / "issue25_main_cutting.toml")
+    cfg.validate()
+    default = TrainConfig()
+    changed = {k for k in vars(default) if getattr(cfg, k) != getattr(default, k)}
+    assert changed == {"out", "timesteps", "discard_head", "warmstart_teacher", "warmstart_decisions",
+                       "warmstart_dagger_rounds", "warmstart_dagger_decisions"}
+    assert (cfg.discard_head, cfg.warmstart_teacher, cfg.timesteps) == ("cards+stock", "heuristic:cutting", 250_000)
+    assert (cfg.warmstart_decisions, cfg.warmstart_dagger_rounds, cfg.warmstart_dagger_decisions) == (250_000, 1,
+                                                                                                       100_000)
+
+
 def test_the_cutting_pool_config_is_the_shipped_config_with_the_cutter_in_the_pool():
     from rummy_env.train.config import TrainConfig, tomllib
 
