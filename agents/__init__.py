@@ -90,10 +90,7 @@ def make_agent(name: str, seed: int | None = None) -> Any:
 
         return make_search_agent(key[7:], seed)
     if low == "pretrained" or low.startswith("pretrained:"):
-        if low.startswith("pretrained:") and not key[11:].strip():
-            raise ValueError(f"agent {name!r} names no table after the colon: give pretrained (the classic policy) "
-                             f"or pretrained:PRESET, one of {', '.join(PRETRAINED)}")
-        return _load_pretrained(key[11:].strip() or "classic", seed, name)
+        return _load_pretrained(key[11:].strip() if ":" in key else "classic", seed, name)
     if low.startswith("ppo:"):
         path = key[4:]
         if not path:
@@ -267,11 +264,8 @@ def table_misfit(agent: Any, rules: Any) -> str | None:
     acts = getattr(agent, "num_actions", None)
     if not isinstance(acts, int):
         acts = getattr(agent, "n_actions", None)
-    why = table.misfit(dim, acts)
-    guide = getattr(agent, "guide", None)
-    if why and isinstance(guide, str) and guide and why.startswith("it was "):  # a guided search: its guide's table
-        why = f"its guide {guide!r} was " + why[len("it was "):]
-    return why
+    guide = getattr(agent, "guide", None)  # a guided search's sizes are its guide's
+    return table.misfit(dim, acts, subject=f"its guide {guide!r}" if isinstance(guide, str) and guide else "it")
 
 
 def builtin_opponents(rules: Any) -> list[str]:

@@ -1076,7 +1076,11 @@ class SearchAgent:
 def guide_probability(logits: np.ndarray, legal: list[int]) -> float:
     """The probability of the most probable legal action under a policy's ``logits``
     (float ``(N,)``): its softmax over the ``legal`` ids (a non-empty list) alone, computed
-    stably (the highest legal logit subtracted first). In (0, 1]."""
+    stably (the highest legal logit subtracted first). In (0, 1]. The guided search's
+    ``sure`` compares it (docs/search.md).
+
+    Raises:
+        ValueError: ``legal`` is empty (numpy's max of no values)."""
     x = np.asarray(logits, dtype=np.float64)[legal]
     return float(1.0 / np.exp(x - x.max()).sum())
 

@@ -456,21 +456,22 @@ class Table:
         """Words for this table: ``"a 2-player standard table"``, ``"a 5-player two_decks table"``."""
         return f"a {self.num_players}-player {self.kind} table"
 
-    def misfit(self, obs_dim: Any = None, num_actions: Any = None) -> "str | None":
+    def misfit(self, obs_dim: Any = None, num_actions: Any = None, subject: str = "it") -> "str | None":
         """Why a policy with observations of ``obs_dim`` entries and ``num_actions`` action
         ids cannot play this table, or ``None`` when it can (or when neither is an int:
         a policy that does not say, e.g. a scripted agent; numpy integers count as ints). The one answer to "does this
         agent fit this table" (``rummy_env.agents.table_misfit``, export, checkpoints,
-        the web table, the benchmark); the words name both tables (``describe_table``).
+        the web table, the benchmark); the words name both tables (``describe_table``) and
+        start with ``subject``, who was trained (``"it"``; a guided search: ``"its guide 'NAME'"``).
         """
         dim, acts = _size(obs_dim), _size(num_actions)
         here = self.describe()
         if dim is not None and dim != self.obs_size:
-            return (f"it was trained for {describe_table(dim, acts)}, this is {here} "
+            return (f"{subject} was trained for {describe_table(dim, acts)}, this is {here} "
                     f"(observations of {self.obs_size} entries)")
         if acts is not None and acts != self.num_actions:
             theirs = describe_table(dim, acts) if dim is not None else "another table"
-            return f"it chooses among {acts} actions ({theirs}), {here} has {self.num_actions}"
+            return f"{subject} chooses among {acts} actions ({theirs}), {here} has {self.num_actions}"
         return None
 
 

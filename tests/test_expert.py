@@ -328,7 +328,7 @@ def test_led_by_the_base_a_sure_guide_replaces_the_bases_move_only_where_it_is_a
     ("search:guide=pretrained,sure=high", r"sure must be a probability in \(0, 1\], got 'high'"),
     ("search:guide=pretrained:", "'pretrained:' names no table after the colon: give pretrained"),
     ("search:guide=ppo:/tmp", "'/tmp' is a folder; give the policy's file"),
-    ("pretrained:", "agent 'pretrained:' names no table after the colon"),
+    ("pretrained:", "agent 'pretrained:': 'pretrained:' names no table after the colon"),
     ("ppo:/tmp", "'/tmp' is a folder; give the policy's file"),
     ("search:guide=heuristic", "guide must be a trained policy"),
     ("search:guide=search", "guide must be a trained policy"),
