@@ -74,6 +74,10 @@ from rummy_env.table import Table
 from .scripted import CUTTING, HOLDING, GreedyAgent, HeuristicAgent
 
 DEFAULT_SAMPLES = 32
+MAX_SAMPLES = 4096
+"""The most determinizations per candidate (128 times the default: about 2 s a decision)."""
+MAX_INFER = 256
+"""The most draws per determinization (``infer``)."""
 DEFAULT_DEPTH = 0
 DEFAULT_MARGIN = 2.0
 DEFAULT_POLICY = "greedy"
@@ -771,7 +775,7 @@ class SearchAgent:
 
     Args:
         seed: seeds the sampling (the agent is deterministic given it).
-        samples: determinizations per candidate at full budget (>= 1).
+        samples: determinizations per candidate at full budget (1 to ``MAX_SAMPLES``, 4096).
         depth: turns each rollout plays before a deadwood evaluation; 0 plays the hand out.
         halving: prune candidates by successive halving (1) or give every candidate
             every sample (0).
@@ -779,7 +783,7 @@ class SearchAgent:
             must beat the heuristic's choice to replace it.
         policy: rollout policy, ``"greedy"`` (bit-mask, fast), ``"holding"`` (greedy, but a
             seat that has put nothing down holds its melds until it can go out) or ``"heuristic"``.
-        infer: draws per determinization (>= 1; see ``determinize``).
+        infer: draws per determinization (1 to ``MAX_INFER``, 256; see ``determinize``).
         base: the agent whose choices the search keeps unless beaten, and that plays
             the melds and lay-offs: ``"heuristic"``, ``"holding"`` or ``"cutting"`` (``BASES``).
         guide: a trained policy that guides the search (policy-guided search,
@@ -816,11 +820,13 @@ class SearchAgent:
                  halving: int = 1, margin: float = DEFAULT_MARGIN, policy: str = DEFAULT_POLICY,
                  infer: int = 1, base: str = DEFAULT_BASE, guide: str = "", top: int = DEFAULT_TOP,
                  timing: int = 0, lead: str = "guide", sure: float | None = None) -> None:
-        for nm, val, lo in (("samples", samples, 1), ("depth", depth, 0), ("halving", halving, 0),
-                            ("infer", infer, 1), ("top", top, 1), ("timing", timing, 0)):
+        for nm, val, lo, hi in (("samples", samples, 1, MAX_SAMPLES), ("depth", depth, 0, None),
+                                ("halving", halving, 0, 1), ("infer", infer, 1, MAX_INFER), ("top", top, 1, None),
+                                ("timing", timing, 0, 1)):
             if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < lo \
-                    or (nm in ("halving", "timing") and val > 1):
-                allowed = "0 or 1" if nm in ("halving", "timing") else f"an int >= {lo}"
+                    or (hi is not None and val > hi):
+                allowed = ("0 or 1" if hi == 1 else f"an int from {lo} to {hi}" if hi is not None
+                           else f"an int >= {lo}")
                 raise ValueError(f"search option {nm} must be {allowed}, got {val!r}")
         samples, depth, halving, infer, top, timing = map(int, (samples, depth, halving, infer, top, timing))
         if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 <= margin < float("inf"):
@@ -1141,7 +1147,7 @@ def parse_options(text: str) -> dict[str, Any]:
                              f"(e.g. 'search:samples=32,depth=0')")
         if key not in OPTION_NAMES:
             raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
-                             f"(samples >= 1, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer >= 1, "
+                             f"(samples 1 to {MAX_SAMPLES}, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer 1 to {MAX_INFER}, "
                              f"base {' or '.join(BASES)}, guide a trained policy, top >= 1, timing 0 or 1, "
                              f"lead {' or '.join(LEADS)}, sure a probability in (0, 1])")
         if key in out:

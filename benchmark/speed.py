@@ -358,7 +358,9 @@ def _print_tables(results: list[Result], notes: list[str], plain: bool) -> None:
                 print("  ".join(x.rjust(n) if i > 2 else x.ljust(n) for i, (x, n) in enumerate(zip(r, w))))
             print()
     else:
-        console = Console()
+        from ..eval.cli import output_console
+
+        console = output_console()
         t = Table(title="rummy bench env: random legal play")
         for i, h in enumerate(head):
             t.add_column(h, justify="right" if i > 2 else "left")

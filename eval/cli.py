@@ -67,6 +67,24 @@ def render(res: dict[str, Any]) -> str:
     return con.export_text()
 
 
+def output_console() -> "Console":
+    """A rich ``Console`` for a command's tables: the terminal's width on a terminal; piped or
+    redirected (rich would take 80 columns), at least 200 wide (``COLUMNS`` may widen it), so
+    long agent names (``onnx:DIR``) and many columns are not squeezed or cut."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console()
+    cols = os.environ.get("COLUMNS", "")
+    return Console(width=max(200, int(cols) if cols.isdigit() else 0))
+
+
+def _seconds(dt: float) -> str:
+    """A duration in seconds for a summary line: one decimal from 1 s, two significant
+    digits below (``0.034 s``, never ``0.0 s``)."""
+    return f"{dt:.1f} s" if dt >= 1 else f"{dt:.2g} s"
+
+
 def _tables(res: dict[str, Any]) -> list:
     from rich.table import Table
     from rich.text import Text
@@ -208,8 +226,6 @@ def main(args: argparse.Namespace) -> int:
         ValueError: bad agent names or paths, rules, deals, seed or workers (the ``rummy``
             dispatcher prints the message and exits 2).
     """
-    from rich.console import Console
-
     from .tournament import make_tables, run_tournament
 
     if args.out:  # fail before the tournament, not after it
@@ -249,13 +265,10 @@ def main(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     dt = time.perf_counter() - t0
-    # piped or redirected: at least 200 wide (COLUMNS may widen it), so long agent names
-    # (onnx:DIR) do not squeeze the columns away
-    cols = os.environ.get("COLUMNS", "")
-    con = Console() if sys.stdout.isatty() else Console(width=max(200, int(cols) if cols.isdigit() else 0))
+    con = output_console()
     for t in _tables(res):
         con.print(t)
-    con.print(f"{res['settings']['games']} games in {dt:.1f} s ({args.workers} worker(s))")
+    con.print(f"{res['settings']['games']} games in {_seconds(dt)} ({args.workers} worker(s))")
     if args.out:
         for p in write_outputs(res, args.out):
             con.print(f"wrote {p}")

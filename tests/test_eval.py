@@ -219,3 +219,19 @@ def test_evaluate_reports_progress_by_chunks_of_deals():
     got = []
     r = evaluate("greedy", "random", rules="classic", deals=20, seed=1, matches=False, progress=got.append)
     assert sum(got) == 20 and len(got) > 1 and r["games"] == 40
+
+
+def test_summary_durations_and_piped_tables_stay_readable(monkeypatch, capsys):
+    """A summary line never says ``0.0 s`` (a few fast games: two significant digits below
+    a second), and a table piped or redirected is drawn at least 200 columns wide (rich
+    alone would cut it at 80), wider when ``COLUMNS`` says so."""
+    from rummy_env.eval.cli import _seconds, output_console
+
+    assert (_seconds(0.0341), _seconds(0.5), _seconds(1.0), _seconds(322.44)) == ("0.034 s", "0.5 s", "1.0 s", "322.4 s")
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert output_console().width == 200
+    monkeypatch.setenv("COLUMNS", "250")
+    assert output_console().width == 250
+    monkeypatch.setenv("COLUMNS", "90")
+    assert output_console().width == 200

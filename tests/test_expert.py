@@ -139,7 +139,7 @@ def test_init_policy_of_another_network_is_refused(tmp_path):
     (dict(init_policy="/no/such.zip"), "is not a file"),
     (dict(init_policy="pretrained:two_decks"), "no policy is shipped for the two_decks table"),
     (dict(warmstart_teacher="search", warmstart_dagger_rounds=0), "DAgger rounds"),
-    (dict(warmstart_teacher="search:samples=0"), "samples must be an int >= 1"),
+    (dict(warmstart_teacher="search:samples=0"), "samples must be an int from 1 to 4096"),
     (dict(warmstart_teacher="mcts"), "warmstart_teacher must be none"),
     (dict(warmstart_teacher="pretrainedx"), "warmstart_teacher must be none.*pretrained:PRESET or ppo:PATH"),
     (dict(warmstart_teacher="ppo:/no/such.zip"), "policy file not found"),

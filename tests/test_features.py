@@ -260,6 +260,38 @@ def test_snapshot_net_matches_policy_logits():
         torch.testing.assert_close(rebuilt(obs), want)
 
 
+def test_network_settings_reads_a_policys_kwargs_as_the_snapshot_copies_it():
+    """One reading of a policy's network shape (``network_settings``) serves the trainer (a
+    saved policy's ``policy_kwargs``) and ``ActorNet.from_policy`` (a live policy): the
+    features name, the discard head, the trunk and the policy head's widths; ``CardFeatures``'
+    own default ``cards=True`` holds when the kwargs leave ``cards`` out (``_policies``)."""
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    from rummy_env.train.features import network_settings
+    from rummy_env.train.pool import ActorNet
+
+    fast, _ = _policies()
+    pk = {"features_extractor_class": CardFeatures, "features_extractor_kwargs": {"trunk": 16},
+          "net_arch": {"pi": [32], "vf": [32]}}
+    assert network_settings(pk) == {"features": "cards", "discard_head": "dense", "trunk": 16, "net_arch": [32]}
+    spec = ActorNet.from_policy(fast).spec
+    assert (spec["features"], spec["trunk"], spec["net_arch"]) == ("cards", 16, [32])
+    assert network_settings({"features_extractor_class": CardFeatures,
+                             "features_extractor_kwargs": {"cards": True, "plan": True, "discard_head": "cards+stock"},
+                             "net_arch": [64, 64]}) == {
+        "features": "cards+plan", "discard_head": "cards+stock", "trunk": 0, "net_arch": [64, 64]}
+    assert network_settings({"features_extractor_class": CardFeatures,
+                             "features_extractor_kwargs": {"cards": True, "jokers": True, "discard_head": True}}) == {
+        "features": "cards+jokers", "discard_head": "cards", "trunk": 0, "net_arch": []}
+    # a trunk without card features; a flat extractor (its kwargs are not CardFeatures')
+    assert network_settings({"features_extractor_class": CardFeatures,
+                             "features_extractor_kwargs": {"cards": False, "trunk": 8}})["features"] == "none"
+    assert network_settings({"features_extractor_class": FlattenExtractor, "features_extractor_kwargs": {"trunk": 8},
+                             "net_arch": {"pi": [16]}}) == {
+        "features": "none", "discard_head": "dense", "trunk": 0, "net_arch": [16]}
+    assert network_settings({}) == {"features": "none", "discard_head": "dense", "trunk": 0, "net_arch": []}
+
+
 def test_a_bfloat16_snapshot_plays_the_logits_of_the_policy_it_froze_in_bfloat16():
     """``ActorNet.use_bf16`` (a run that trains in bfloat16, ``OpponentPool(bf16=True)``):
     the snapshot's logits are exactly the policy's own bfloat16 rollout logits

@@ -374,6 +374,19 @@ def test_option_values_are_plain_ascii_numbers_and_items_are_never_empty(spec, w
         make_agent(spec)
 
 
+@pytest.mark.parametrize("spec, words", [
+    ("search:samples=4097", "search option samples must be an int from 1 to 4096, got 4097"),
+    ("search:samples=100000000000000000000", "samples must be an int from 1 to 4096"),
+    ("search:infer=257", "search option infer must be an int from 1 to 256, got 257"),
+])
+def test_budgets_that_would_never_finish_are_refused(spec, words):
+    """A budget above the bounds (4096 samples a candidate, about 128 times the default's
+    time; 256 draws a sample) is refused up front rather than searched for hours."""
+    with pytest.raises(ValueError, match=words):
+        make_agent(spec)
+    assert SearchAgent(samples=4096, infer=256).samples == 4096  # the bounds themselves are allowed
+
+
 def test_search_agent_arguments_of_the_wrong_type_are_refused_and_numpy_numbers_taken():
     with pytest.raises(ValueError, match=r"search option base must be one of heuristic, holding, cutting, got \[\]"):
         SearchAgent(base=[])

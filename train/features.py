@@ -426,3 +426,31 @@ class CardFeatures(BaseFeaturesExtractor):
         """``forward(observations)`` given ``extra = fixed(observations)`` (any dtype that
         holds its values exactly, e.g. the warm start's uint8 cache)."""
         return self.trunk(torch.cat([observations.float(), extra.float()], dim=1))
+
+
+def network_settings(policy_kwargs: dict) -> dict:
+    """The config keys that shape a policy's network (``features``, ``discard_head``,
+    ``trunk``, ``net_arch``: TrainConfig's names and values) read from an SB3 policy's
+    ``policy_kwargs`` as ``rummy train`` writes them (``Trainer``: the features extractor's
+    kwargs; a live policy's are its ``features_extractor_class`` and
+    ``features_extractor_kwargs``: ``ActorNet.from_policy`` reads them here too). A policy
+    without ``CardFeatures`` has ``features = "none"`` and trunk 0; ``CardFeatures``' own
+    defaults hold for the kwargs not given (``cards=True``). Returns a dict of those four keys
+    (``net_arch``: the policy head's layer widths, a list of ints, empty when not given);
+    keys of ``policy_kwargs`` it does not know are ignored, so it raises nothing."""
+    cls = policy_kwargs.get("features_extractor_class")
+    card = isinstance(cls, type) and issubclass(cls, CardFeatures)
+    fx = dict(policy_kwargs.get("features_extractor_kwargs") or {}) if card else {}
+    arch = policy_kwargs.get("net_arch") or []
+    pi = list(arch.get("pi", [])) if isinstance(arch, dict) else list(arch)
+    if not card or not fx.get("cards", True):
+        features = "none"
+    elif fx.get("jokers"):
+        features = "cards+jokers"
+    elif fx.get("plan"):
+        features = "cards+plan"
+    else:
+        features = "cards"
+    head = fx.get("discard_head", False)
+    return {"features": features, "discard_head": "cards" if head is True else (head or "dense"),
+            "trunk": int(fx.get("trunk", 0) or 0), "net_arch": pi}

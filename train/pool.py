@@ -80,20 +80,20 @@ class ActorNet(nn.Module):
     def from_policy(cls, policy: Any) -> "ActorNet":
         """Copy the actor weights of an SB3 ``(Maskable)ActorCriticPolicy`` with a flat Box
         observation, an MLP extractor and a ``FlattenExtractor`` or ``CardFeatures``."""
-        from .features import CardFeatures
+        from .features import CardFeatures, network_settings
 
         linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
         acts = [type(m).__name__ for m in policy.mlp_extractor.policy_net if not isinstance(m, nn.Linear)]
         obs_dim = int(policy.observation_space.shape[0])
         fx = policy.features_extractor
-        features, trunk, table = "none", 0, {}
+        # the network's shape as the trainer reads a saved policy's kwargs (one reading for both)
+        settings = network_settings({"features_extractor_class": type(fx),
+                                     "features_extractor_kwargs": getattr(policy, "features_extractor_kwargs", None)})
+        features, trunk, table = settings["features"], settings["trunk"], {}
         if isinstance(fx, CardFeatures):
-            features = ("none" if isinstance(fx.core, nn.Identity) else
-                        "cards+jokers" if fx.core.jokers else "cards+plan" if fx.core.plan else "cards")
-            trunk = fx.trunk[0].out_features if isinstance(fx.trunk, nn.Sequential) else 0
             table = dict(num_players=fx.num_players, kind=fx.kind)  # the policy's own table, never its sizes
-        if getattr(fx, "discard_scorer", None) is not None:
-            table["discard_head"] = "cards+stock" if fx.discard_scorer.stock_steps else True
+            if settings["discard_head"] != "dense":
+                table["discard_head"] = True if settings["discard_head"] == "cards" else settings["discard_head"]
         net = cls(obs_dim, [m.out_features for m in linears], policy.action_net.out_features,
                   acts[0] if acts else "Tanh", features, trunk, **table)
         if isinstance(fx, CardFeatures):

@@ -39,6 +39,7 @@ from rummy_env.rules import Rules
 from rummy_env.agents.ppo_agent import legacy_module_names
 
 from .config import TrainConfig, check_features
+from .features import network_settings  # noqa: F401 - read here, kept importable from trainer
 from .precision import use_bf16
 from .report import append_history, plot_learning_curve, score, summary_line, write_report
 from .policy import FastMaskablePolicy, SelfPlayPPO
@@ -346,29 +347,6 @@ class SelfPlayCallback(BaseCallback):
 
 
 # ---------------------------------------------------------------- the trainer
-
-def network_settings(policy_kwargs: dict) -> dict:
-    """The config keys that shape a policy's network (``features``, ``discard_head``,
-    ``trunk``, ``net_arch``: TrainConfig's names and values) read from an SB3 policy's
-    ``policy_kwargs`` as ``rummy train`` writes them (``Trainer``: the features extractor's
-    kwargs). A policy without a features extractor has ``features = "none"`` and trunk 0.
-    Returns a dict of those four keys (``net_arch``: the policy head's layer widths, a list of
-    ints); keys of ``policy_kwargs`` it does not know are ignored, so it raises nothing."""
-    fx = dict(policy_kwargs.get("features_extractor_kwargs") or {})
-    arch = policy_kwargs.get("net_arch") or []
-    pi = list(arch.get("pi", [])) if isinstance(arch, dict) else list(arch)
-    if "features_extractor_class" not in policy_kwargs or not fx.get("cards", False):
-        features = "none"
-    elif fx.get("jokers"):
-        features = "cards+jokers"
-    elif fx.get("plan"):
-        features = "cards+plan"
-    else:
-        features = "cards"
-    head = fx.get("discard_head", False)
-    return {"features": features, "discard_head": "cards" if head is True else (head or "dense"),
-            "trunk": int(fx.get("trunk", 0) or 0), "net_arch": pi}
-
 
 def _settings_text(settings: dict) -> str:
     return ", ".join(f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}" for k, v in settings.items())
