@@ -21,16 +21,27 @@ def _sb3_logs_in_pytest_tmp(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def classic_onnx_cache(tmp_path_factory):
-    """A web/serve cache folder holding the shipped classic policy's ONNX export (made once per
-    test process through ``frontends.web.exported_pretrained``: the exporter takes about 30 s
-    over the plan network's graph). The tests of the export-on-first-use path make their own."""
+    """A web/serve cache folder holding the shipped classic policy's ONNX export, made once
+    per test run through ``frontends.web.exported_pretrained`` (the exporter takes about 30 s
+    over the plan network's graph): under pytest-xdist the worker processes share one folder
+    beside their own temporary folders, the first to arrive exporting while the others wait on
+    a file lock (filelock comes with torch). Tests may add other tables' exports to it
+    (``exported_pretrained`` renames each into place, so two processes never half-write one);
+    the tests of the export-on-first-use path make their own folders."""
     from extras import needs
 
     needs("torch")
     needs("onnx")
     needs("onnxruntime")
+    from filelock import FileLock
+
     from rummy_env.frontends.web import exported_pretrained
 
-    cache = tmp_path_factory.mktemp("classic_onnx_cache")
-    exported_pretrained(cache)
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, shared by its workers
+    cache = root / "classic_onnx_cache"
+    with FileLock(str(root / "classic_onnx_cache.lock")):
+        cache.mkdir(exist_ok=True)
+        exported_pretrained(cache)  # a no-op when the export is there (the web's cache check)
     return cache

@@ -546,3 +546,36 @@ def test_guide_confidence_bands_count_each_decision_once_and_the_recorder_plays_
     agent = mod.Recorded(0, samples=2)
     play_game(Rules.preset("classic"), [agent, agent], seed=1)  # legal moves, or play_game raises
     assert agent.records and all(0 < p <= 1 for p, _ in agent.records)
+
+
+def test_plan_rollouts_play_the_guides_own_logits_and_the_agent_plays_legal_moves(monkeypatch):
+    """The plan clone as the rollout policy (session 32): the rollouts' forward pass (the
+    guide's actor copied into an ``ActorNet``) gives the guide's own logits (``PPOAgent.logits``,
+    what the guided search ranks its moves by, normalized as its ``Categorical`` normalizes
+    them) on real observations, and the agent plays legal moves."""
+    needs("sb3_contrib")
+    import torch
+
+    from rummy_env import rummy_v0
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    mod = _module("issue25_plan_rollouts")
+    agent = mod.PlanRolloutSearch(0, samples=2, guide="pretrained", sure=0.99)
+    env = rummy_v0.env()
+    env.reset(seed=3)
+    obs = []
+    for _ in range(8):
+        o, _, term, trunc, _ = env.last()
+        obs.append(o["observation"])
+        env.step(int(np.flatnonzero(o["action_mask"])[0]))
+    batch = np.stack(obs).astype(np.float32)
+    raw = agent._rollout_guide.get_distribution(torch.as_tensor(batch)).distribution.logits
+    got = torch.log_softmax(raw, dim=1).numpy()  # the guide's logits are its Categorical's: normalized
+    want = np.stack([agent._guide.logits(x) for x in batch])
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+    env.reset(seed=4)
+    for _ in range(12):
+        o, _, term, trunc, _ = env.last()
+        a = agent.act(o["observation"], o["action_mask"])
+        assert o["action_mask"][a] == 1
+        env.step(a)

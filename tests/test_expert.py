@@ -404,14 +404,14 @@ def test_distilling_the_shipped_policy_into_another_network(tmp_path):
     uniform pick among the legal actions would (1 / legal actions, averaged over the
     positions: about 1/3, most positions being a draw between two), then trains on."""
     cfg = _cfg(tmp_path / "w", init_policy="", trunk=64, warmstart_teacher="pretrained",
-               warmstart_decisions=2000, warmstart_dagger_rounds=0, warmstart_epochs=2)
+               warmstart_decisions=1000, warmstart_dagger_rounds=0, warmstart_epochs=2)
     cfg.validate()
-    _, masks, _, _ = warmstart.collect(Rules.preset("classic"), "pretrained", 2000, seed=cfg.seed)
+    _, masks, _, _ = warmstart.collect(Rules.preset("classic"), "pretrained", 1000, seed=cfg.seed)
     chance = float(np.mean(1.0 / masks.sum(axis=1)))
     tr = Trainer(cfg, verbose=0)
     try:
         ws = tr.state["warm_start"]
-        assert ws["decisions"] == 2000 and ws["accuracy"] > 1.8 * chance
+        assert ws["decisions"] == 1000 and ws["accuracy"] > 1.8 * chance
         assert tr.model.policy.state_dict()["features_extractor.trunk.0.weight"].shape[0] == 64
     finally:
         tr.venv.close()

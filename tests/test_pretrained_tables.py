@@ -81,8 +81,11 @@ def test_rummy_play_meets_the_tables_policy():
     assert used == "heuristic" and "no shipped policy plays this table" in out.getvalue()
 
 
-def test_export_and_serve_take_the_tables_policy(tmp_path):
+def test_export_and_serve_take_the_tables_policy(classic_onnx_cache):
+    """The exports land in the suite's shared cache (``classic_onnx_cache``: the classic one is
+    there already; the 500 Rum and jokers ones are exported once here and reused)."""
     pytest.importorskip("onnx")
+    tmp_path = classic_onnx_cache
     from rummy_env.frontends.serve import shipped_policy_dir
     from rummy_env.train.export import resolve_source
 
