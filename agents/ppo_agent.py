@@ -128,16 +128,24 @@ class PPOAgent:
         """No effect: greedy play is deterministic."""
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
-        """The policy's action logits for one observation: float32 ``(n_actions,)``."""
+        """The policy's action logits for one observation: float32 ``(n_actions,)`` (its
+        ``Categorical``'s, normalized: log-probabilities over every action id)."""
+        return self.logits_batch(np.asarray(observation, dtype=np.float32).reshape(1, -1))[0]
+
+    def logits_batch(self, observations: np.ndarray) -> np.ndarray:
+        """The policy's action logits for a batch, one forward pass: float32 ``[B, n_actions]``
+        for ``observations`` ``[B, obs_dim]`` (row ``i`` is ``logits(observations[i])``).
+
+        Raises:
+            ValueError: the policy has no categorical action distribution."""
         torch = self._torch
-        obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
+        obs = np.asarray(observations, dtype=np.float32)
         with torch.no_grad():
-            t = torch.as_tensor(obs)
-            dist = self.policy.get_distribution(t)
+            dist = self.policy.get_distribution(torch.as_tensor(obs))
             d = getattr(dist, "distribution", None)
             if d is None or not hasattr(d, "logits"):
                 raise ValueError(f"{self.path!r}: the policy has no categorical action distribution")
-            return d.logits[0].cpu().numpy().astype(np.float32)
+            return d.logits.cpu().numpy().astype(np.float32, copy=False)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The legal action with the highest logit.

@@ -67,7 +67,7 @@ from rummy_env.engine import DRAW, PLAY, GameState, IllegalActionError, Meld
 from rummy_env.meld_analysis import best_partition, goes_out, meld_plan, partial_mask
 from rummy_env.melds import (MELD_HI, MELD_KEY, MELD_KIND, MELD_LO, MELD_MASK, layoff_masks_after, meld_layoff_masks,
                              melds_in)
-from rummy_env.observation import Encoder, PlayerView
+from rummy_env.observation import Encoder, PlayerView, action_masks_into
 from rummy_env.rules import Rules, default_hand_size
 from rummy_env.table import Table
 
@@ -82,6 +82,8 @@ DEFAULT_DEPTH = 0
 DEFAULT_MARGIN = 2.0
 DEFAULT_POLICY = "greedy"
 POLICIES = ("heuristic", "greedy", "holding")
+SEARCH_POLICIES = POLICIES + ("guide",)
+"""The ``policy`` option's values: a rollout policy of ``rollout``, or ``"guide"`` (``guide_rollouts``)."""
 OPTION_NAMES = ("samples", "depth", "halving", "margin", "policy", "infer", "base", "guide", "top", "timing", "lead",
                 "sure")
 LEADS = ("guide", "base")
@@ -768,6 +770,32 @@ def rollout(s: GameState, seat: int = 0, depth: int = 0, check: bool = False, po
     return float(s.payoffs[seat])
 
 
+def guide_rollouts(states: list[GameState], logits_batch: Any, seat: int = 0) -> list[float]:
+    """Play every position of ``states`` (changed in place) to the end of its hand with a
+    trained policy's most probable legal move at every seat, and return ``seat``'s payoff in
+    each (points, RULES.md §5-§6; §10.4 at 500 Rum). The positions step in lockstep: each step
+    encodes the seat to move of every unfinished one (``Encoder.encode_many``) and asks
+    ``logits_batch`` (float32 ``[B, obs_dim]`` -> ``[B, >= num_actions]``, e.g.
+    ``PPOAgent.logits_batch``) once for all of them; each move goes through the engine's
+    checked ``apply``. The positions share one table (one encoder)."""
+    if not states:
+        return []
+    enc = _encoder(states[0].table)
+    n_act = states[0].num_actions
+    obs = np.zeros((len(states), enc.size), np.float32)
+    masks = np.zeros((len(states), n_act), bool)
+    active = [s for s in states if not s.hand_over]
+    while active:
+        k = len(active)
+        enc.encode_many(active, [s.current for s in active], obs)
+        action_masks_into([engine.legal_actions(s) for s in active], masks[:k])
+        lg = np.where(masks[:k], np.asarray(logits_batch(obs[:k]))[:, :n_act], -np.inf)
+        for s, a in zip(active, lg.argmax(1).tolist()):
+            engine.apply(s, a)
+        active = [s for s in active if not s.hand_over]
+    return [float(s.payoffs[seat]) for s in states]
+
+
 # ----------------------------------------------------------------- the agent
 
 class SearchAgent:
@@ -782,7 +810,10 @@ class SearchAgent:
         margin: standard errors (>= 0) by which a candidate's paired mean advantage
             must beat the heuristic's choice to replace it.
         policy: rollout policy, ``"greedy"`` (bit-mask, fast), ``"holding"`` (greedy, but a
-            seat that has put nothing down holds its melds until it can go out) or ``"heuristic"``.
+            seat that has put nothing down holds its melds until it can go out),
+            ``"heuristic"``, or ``"guide"``: the guide's most probable legal move at every seat
+            (``guide_rollouts``; needs a guide and ``depth`` 0; every candidate gets every
+            sample, no successive halving).
         infer: draws per determinization (1 to ``MAX_INFER``, 256; see ``determinize``).
         base: the agent whose choices the search keeps unless beaten, and that plays
             the melds and lay-offs: ``"heuristic"``, ``"holding"`` or ``"cutting"`` (``BASES``).
@@ -831,7 +862,7 @@ class SearchAgent:
         samples, depth, halving, infer, top, timing = map(int, (samples, depth, halving, infer, top, timing))
         if isinstance(margin, bool) or not isinstance(margin, numbers.Real) or not 0 <= margin < float("inf"):
             raise ValueError(f"search option margin must be a finite number >= 0, got {margin!r}")
-        for nm, val, allowed in (("policy", policy, POLICIES), ("base", base, tuple(BASES)), ("lead", lead, LEADS)):
+        for nm, val, allowed in (("policy", policy, SEARCH_POLICIES), ("base", base, tuple(BASES)), ("lead", lead, LEADS)):
             if not isinstance(val, str) or val not in allowed:
                 raise ValueError(f"search option {nm} must be one of {', '.join(allowed)}, got {val!r}")
         if not isinstance(guide, str):
@@ -844,6 +875,12 @@ class SearchAgent:
         if sure is not None and (isinstance(sure, bool) or not isinstance(sure, numbers.Real)
                                  or not 0 < sure <= 1):
             raise ValueError(f"search option sure must be a probability in (0, 1], got {sure!r}")
+        if policy == "guide" and not guide.strip():
+            raise ValueError("search option policy=guide plays the rollouts with the guide's moves: it needs "
+                             "guide=POLICY (e.g. 'search:guide=pretrained,policy=guide')")
+        if policy == "guide" and depth:
+            raise ValueError(f"search option policy=guide plays every rollout to the end of the hand: depth must be 0 "
+                             f"with it, got {depth}")
         if sure is not None and not guide.strip():
             raise ValueError("search option sure is the guide's probability above which its move is played without "
                              "a search: it needs guide=POLICY (e.g. 'search:guide=pretrained,sure=0.99')")
@@ -1020,13 +1057,29 @@ class SearchAgent:
     def search(self, v: PlayerView, cands: list[int], prior: int | None = None) -> int:
         """Mean payoff of each candidate over shared determinizations; the best one.
 
-        Successive halving (``halving=1``): rounds of samples, the worse half of the
+        With ``policy="guide"`` every candidate is played out on every sample by the guide
+        (``guide_rollouts``, all of them in lockstep). Otherwise, successive halving
+        (``halving=1``): rounds of samples, the worse half of the
         candidates dropped after each (never ``prior``), so the ``samples`` budget goes
         to the close ones. With a ``prior`` (the heuristic's choice), another candidate
         replaces it only when its mean advantage over the prior on the same samples
         exceeds ``margin`` standard errors of that paired difference."""
         k = Knowledge(v)
         rng = random.Random(self._rng.getrandbits(64))
+        if self.policy == "guide":  # every candidate on every sample, all rollouts in lockstep
+            states, owner = [], []
+            for _ in range(self.samples):
+                base = determinize(k, rng, self.infer)
+                engine.legal_actions(base)
+                for a in cands:
+                    s = base.copy()
+                    engine.apply(s, a)
+                    states.append(s)
+                    owner.append(a)
+            gvals: dict[int, list[float]] = {a: [] for a in cands}
+            for a, r in zip(owner, guide_rollouts(states, self._guide.logits_batch)):
+                gvals[a].append(r)
+            return self.choose(gvals, list(cands), prior)
         total = self.samples
         if self.halving and len(cands) > 2:
             rounds = max(1, (len(cands) - 1).bit_length())
@@ -1147,7 +1200,7 @@ def parse_options(text: str) -> dict[str, Any]:
                              f"(e.g. 'search:samples=32,depth=0')")
         if key not in OPTION_NAMES:
             raise ValueError(f"unknown search option {key!r}; options: {', '.join(OPTION_NAMES)} "
-                             f"(samples 1 to {MAX_SAMPLES}, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(POLICIES)}, infer 1 to {MAX_INFER}, "
+                             f"(samples 1 to {MAX_SAMPLES}, margin >= 0, depth >= 0, halving 0 or 1, policy {' or '.join(SEARCH_POLICIES)}, infer 1 to {MAX_INFER}, "
                              f"base {' or '.join(BASES)}, guide a trained policy, top >= 1, timing 0 or 1, "
                              f"lead {' or '.join(LEADS)}, sure a probability in (0, 1])")
         if key in out:

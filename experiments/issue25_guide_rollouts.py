@@ -16,69 +16,35 @@ every rollout plays the hand out with the guide's most probable legal move at ev
 ``encode_many`` and one batched forward pass of the guide per step over the rollouts still
 running. No successive halving: every candidate gets every sample. The agent reads the
 observation and the mask alone (the determinizations are ``SearchAgent``'s).
+
+Since session 32 the package does this itself: ``search:guide=POLICY,policy=guide``
+(``rummy_env.agents.search.guide_rollouts``); this file keeps the measured agents' names
+and settings on top of it.
 """
 from __future__ import annotations
 
-import random
-
-import numpy as np
 import torch
 
-from rummy_env import engine
-from rummy_env.agents.search import Knowledge, SearchAgent, _encoder, determinize
-from rummy_env.observation import PlayerView, action_masks_into
-
-
-def guide_logits(guide, obs: np.ndarray) -> np.ndarray:
-    """The guide's (a ``PPOAgent``) action logits for a batch: float32 ``[B, n_actions]``
-    for ``obs`` float32 ``[B, obs_dim]``."""
-    with torch.no_grad():
-        return guide.policy.get_distribution(torch.as_tensor(obs)).distribution.logits.numpy()
+from rummy_env.agents.search import SearchAgent
+from rummy_env.agents.search import guide_rollouts as _guide_rollouts
 
 
 def guide_rollouts(states: list, guide, seat: int = 0) -> list[float]:
     """Play every state of ``states`` (``GameState``, changed in place) to the end of its hand
-    with the guide's most probable legal move at every seat; ``seat``'s payoff in each
-    (points, RULES.md §5)."""
-    enc = _encoder(states[0].table)
-    n_act = states[0].num_actions
-    obs = np.zeros((len(states), enc.size), np.float32)
-    masks = np.zeros((len(states), n_act), np.int8)
-    active = [s for s in states if not s.hand_over]
-    while active:
-        k = len(active)
-        enc.encode_many(active, [s.current for s in active], obs)
-        action_masks_into([engine.legal_actions(s) for s in active], masks[:k])
-        lg = np.where(masks[:k] != 0, guide_logits(guide, obs[:k])[:, :n_act], -np.inf)
-        for s, a in zip(active, lg.argmax(1).tolist()):
-            engine.apply(s, a)
-        active = [s for s in active if not s.hand_over]
-    return [float(s.payoffs[seat]) for s in states]
+    with the guide's (a ``PPOAgent``) most probable legal move at every seat; ``seat``'s payoff
+    in each (points, RULES.md §5): the package's ``guide_rollouts`` with the guide's
+    ``logits_batch``."""
+    return _guide_rollouts(states, guide.logits_batch, seat)
 
 
 class GuideRolloutSearch(SearchAgent):
-    """``SearchAgent`` whose ``search`` values each candidate by ``guide_rollouts`` (a guide
-    is required: ``guide=``)."""
+    """``SearchAgent`` with ``policy="guide"`` (a guide is required: ``guide=``): each
+    candidate valued by ``guide_rollouts`` on every sample, the best replacing the prior only
+    when its paired mean advantage exceeds ``margin`` standard errors."""
 
-    def search(self, v: PlayerView, cands: list[int], prior: int | None = None) -> int:
-        """Mean payoff of each candidate over ``samples`` shared determinizations, each
-        played out by the guide; the best replaces ``prior`` only when its paired mean
-        advantage exceeds ``margin`` standard errors (as ``SearchAgent.search``)."""
-        k = Knowledge(v)
-        rng = random.Random(self._rng.getrandbits(64))
-        states, owner = [], []
-        for _ in range(self.samples):
-            base = determinize(k, rng, self.infer)
-            engine.legal_actions(base)
-            for a in cands:
-                s = base.copy()
-                engine.apply(s, a)
-                states.append(s)
-                owner.append(a)
-        vals: dict[int, list[float]] = {a: [] for a in cands}
-        for a, r in zip(owner, guide_rollouts(states, self._guide)):
-            vals[a].append(r)
-        return self.choose(vals, cands, prior)
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("policy", "guide")
+        super().__init__(*args, **kwargs)
 
 
 def make(seed: int | None = None) -> GuideRolloutSearch:

@@ -12,14 +12,15 @@ the prior; a draw or discard where the guide is at least 0.99 sure of a candidat
 move, unsearched; otherwise its top discards and the base's are searched; the guide plays
 melds and lay-offs), but every rollout plays the hand out with the guide's most probable
 legal move at every seat (``issue25_guide_rollouts.GuideRolloutSearch``, session 23, whose
-guide was the policy before the plan clone), its forward pass the guide's actor copied
-into an ``ActorNet`` (the plan features and the discard head, as the snapshots of a run
+guide was the policy before the plan clone; ``policy=guide`` of the package since), its
+forward pass the guide's actor copied into an ``ActorNet`` (the plan features and the discard head, as the snapshots of a run
 play): a one-step improvement of the plan clone by its own rollouts, where it is unsure.
 The agent reads the observation and the mask alone (the determinizations are
 ``SearchAgent``'s).
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from issue25_guide_rollouts import GuideRolloutSearch
@@ -27,24 +28,22 @@ from rummy_env.train.pool import ActorNet
 
 
 class _ActorGuide:
-    """What ``guide_rollouts`` reads of a guide (``policy.get_distribution(obs)
-    .distribution.logits``), answered by an ``ActorNet`` copy of a ``PPOAgent``'s actor."""
+    """What the search reads of its guide in the rollouts (``logits_batch``), answered by an
+    ``ActorNet`` copy of a ``PPOAgent``'s actor."""
 
     def __init__(self, net: ActorNet) -> None:
-        self.policy = self
-        self.distribution = self
         self.net = net
-        self.logits = None
 
-    def get_distribution(self, obs: torch.Tensor) -> "_ActorGuide":
+    def logits_batch(self, obs: np.ndarray) -> np.ndarray:
+        """Logits float32 ``[B, n_actions]`` of ``obs`` float32 ``[B, obs_dim]`` (not
+        normalized: the arg-max and the softmax are the guide's)."""
         with torch.no_grad():
-            self.logits = self.net(obs)
-        return self
+            return self.net(torch.as_tensor(obs)).numpy()
 
 
 class PlanRolloutSearch(GuideRolloutSearch):
     """``GuideRolloutSearch`` whose rollouts play the guide's ``ActorNet`` (the whole actor
-    of the plan clone, discard head included)."""
+    of the plan clone, discard head included); the guide itself ranks the moves."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -19,6 +19,20 @@ def _sb3_logs_in_pytest_tmp(tmp_path_factory):
         os.environ["SB3_LOGDIR"] = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread_per_xdist_worker():
+    """Under pytest-xdist (the README's ``-n 2``) each worker process runs torch on one thread:
+    two workers of two threads each on two cores oversubscribe them, and the small forward
+    passes of the tests (a policy a decision, a batch of rollouts) then wait on each other.
+    Tests that need more threads set them (and the trainer sets ``torch_threads``)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        try:
+            import torch
+        except ImportError:
+            return
+        torch.set_num_threads(1)
+
+
 @pytest.fixture(scope="session")
 def classic_onnx_cache(tmp_path_factory):
     """A web/serve cache folder holding the shipped classic policy's ONNX export, made once

@@ -152,6 +152,39 @@ def test_pool_eval_pools_matches_as_rummy_eval_counts_them(tmp_path):
         mod.pool("X", [tmp_path / "e"], aliases=["W"])
 
 
+def test_pool_eval_pairs_two_agents_on_the_same_matches_by_deal(tmp_path):
+    """X and W each played the same two deals (two seat rotations each) against Y. X: won,
+    won; lost, won. W: won, lost; lost, won. Per deal X minus W: (1 - 1) + (1 - 0) = 1 and 0;
+    mean 0.5 a deal of 2 matches = +0.25 of match win rate; the deals' standard deviation
+    sqrt(2 * 0.5**2 / 1) = 0.7071, half-width 1.96 * 0.7071 / sqrt(2) = 0.98 a deal, so
+    [(0.5 - 0.98) / 2, (0.5 + 0.98) / 2] = [-0.24, +0.74]; one deal alike."""
+    mod = _module("pool_eval")
+    head = ("deal,table,rotation,seat0,seat1,winner_seat,outcome,rummy,turns,hands,payoff0,payoff1,"
+            "hand_points0,hand_points1,hand_wins0,hand_wins1\n")
+
+    def run(name, agent, wins):
+        rows = []
+        for (deal, rot), won in zip([(0, 0), (0, 1), (1, 0), (1, 1)], wins):
+            seat = rot  # the agent sits in seat 0, then 1
+            pay = [1.0, -1.0] if (seat == 0) == won else [-1.0, 1.0]
+            names = (agent, "Y") if seat == 0 else ("Y", agent)
+            rows.append(f"{deal},0,{rot},{names[0]},{names[1]},0,match,0,9,1,{pay[0]},{pay[1]},0,0,0,0\n")
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "games.csv").write_text(head + "".join(rows))
+        return tmp_path / name
+
+    x, w = run("x", "X", [True, True, False, True]), run("w", "W", [True, False, False, True])
+    q = mod.paired("X", [x], "W", [w])
+    assert (q["deals"], q["matches"], q["same"]) == (2, 4, 1)
+    assert q["difference"] == pytest.approx(0.25)
+    assert q["ci"] == pytest.approx([(0.5 - 1.96 * 0.5 ** 0.5 / 2 ** 0.5) / 2, (0.5 + 1.96 * 0.5 ** 0.5 / 2 ** 0.5) / 2])
+    assert q["ci"] == pytest.approx([-0.24, 0.74], abs=0.005)
+    with pytest.raises(ValueError, match="pair them one to one"):
+        mod.paired("X", [x], "W", [w, w])
+    with pytest.raises(ValueError, match="is not exactly one seat"):
+        mod.paired("X", [w], "W", [w])
+
+
 def _points_match_stage() -> dict:
     """The classic config shipped from session 25 until the plan clone (session 30): the run's
     own config of experiments/issue25_points_match.toml, which adds two keys at their defaults
@@ -552,7 +585,8 @@ def test_plan_rollouts_play_the_guides_own_logits_and_the_agent_plays_legal_move
     """The plan clone as the rollout policy (session 32): the rollouts' forward pass (the
     guide's actor copied into an ``ActorNet``) gives the guide's own logits (``PPOAgent.logits``,
     what the guided search ranks its moves by, normalized as its ``Categorical`` normalizes
-    them) on real observations, and the agent plays legal moves."""
+    them) on real observations; the agent plays legal moves, the very moves (and values) of the
+    package's ``search:guide=pretrained,policy=guide,sure=0.99``."""
     needs("sb3_contrib")
     import torch
 
@@ -569,13 +603,23 @@ def test_plan_rollouts_play_the_guides_own_logits_and_the_agent_plays_legal_move
         obs.append(o["observation"])
         env.step(int(np.flatnonzero(o["action_mask"])[0]))
     batch = np.stack(obs).astype(np.float32)
-    raw = agent._rollout_guide.get_distribution(torch.as_tensor(batch)).distribution.logits
+    raw = torch.as_tensor(agent._rollout_guide.logits_batch(batch))
     got = torch.log_softmax(raw, dim=1).numpy()  # the guide's logits are its Categorical's: normalized
     want = np.stack([agent._guide.logits(x) for x in batch])
     np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+    # the package's search:guide=pretrained,policy=guide,sure=0.99 is the same agent: the same
+    # moves, and the same values at the searched decisions
+    from rummy_env.agents import make_agent
+
+    agent = mod.make(5)
+    built_in = make_agent("search:guide=pretrained,policy=guide,sure=0.99", seed=5)
     env.reset(seed=4)
-    for _ in range(12):
+    searched = 0
+    for _ in range(14):
         o, _, term, trunc, _ = env.last()
         a = agent.act(o["observation"], o["action_mask"])
         assert o["action_mask"][a] == 1
+        assert (built_in.act(o["observation"], o["action_mask"]), built_in.last_values) == (a, agent.last_values)
+        searched += bool(agent.last_values)
         env.step(a)
+    assert searched >= 1

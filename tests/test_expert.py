@@ -224,6 +224,72 @@ def test_guided_search_is_blind_to_hidden_cards_and_stock_order():
     check_blind(lambda: make_agent("search:guide=pretrained,samples=6,margin=0", seed=7))
 
 
+def test_guide_rollouts_in_lockstep_play_the_moves_the_guide_plays_one_position_at_a_time():
+    """``guide_rollouts`` (``policy=guide``) steps many positions at once; each must end as
+    the same hand played one decision at a time with the guide's most probable legal move
+    (``PPOAgent.logits`` of the seat's own observation), with that seat's payoff; a
+    2-player hand is zero-sum (RULES.md §5)."""
+    from rummy_env.agents.search import guide_rollouts
+
+    guide = make_agent("pretrained")
+    rules = Rules.preset("classic")
+    states = []
+    for seed in range(4):
+        s = engine.new_game(rules, seed=seed)
+        for _ in range(3 + seed):  # positions a few decisions in, each seat to move in some
+            engine.apply(s, engine.legal_actions(s)[0])
+        states.append(s)
+    alone = _played_alone(states, guide)
+    assert all(s.hand_over and s.payoffs[0] == -s.payoffs[1] for s in alone)
+    for seat in (0, 1):
+        ends = [s.copy() for s in states]
+        pays = guide_rollouts(ends, guide.logits_batch, seat=seat)
+        assert pays == [float(s.payoffs[seat]) for s in alone]
+        assert [s.hands for s in ends] == [s.hands for s in alone]  # the very hands, card for card
+    assert guide_rollouts([], guide.logits_batch) == []
+
+
+def _played_alone(states, guide):
+    """Copies of ``states`` played out one decision at a time by ``guide``'s arg-max."""
+    from rummy_env.agents.search import _encoder
+
+    out = []
+    for s in states:
+        s = s.copy()
+        enc = _encoder(s.table)
+        while not s.hand_over:
+            legal = engine.legal_actions(s)
+            lg = guide.logits(enc.encode(s, s.current))
+            engine.apply(s, max(legal, key=lambda a: (lg[a], -a)))
+        out.append(s)
+    return out
+
+
+def test_a_search_with_the_guide_as_its_rollout_policy_plays_legal_moves_and_says_what_it_needs():
+    gs = make_agent("search:guide=pretrained,policy=guide,samples=2", seed=0)
+    assert gs.policy == "guide"
+    env = rummy_v0.raw_env(rules="classic")  # raw_env raises on an illegal action
+    env.reset(seed=1)
+    searched = 0
+    for _ in range(10):
+        ob = env.observe(env.agent_selection)
+        a = gs.act(ob["observation"], ob["action_mask"])
+        assert ob["action_mask"][a] == 1
+        searched += bool(gs.last_values) and a in gs.last_values  # a searched decision's candidates hold its move
+        env.step(a)
+    assert searched >= 2
+    with pytest.raises(ValueError, match=r"policy=guide plays the rollouts with the guide's moves: it needs guide=POLICY"):
+        make_agent("search:policy=guide")
+    with pytest.raises(ValueError, match="policy=guide plays every rollout to the end of the hand: depth must be 0"):
+        make_agent("search:guide=pretrained,policy=guide,depth=3")
+
+
+def test_a_search_with_the_guide_as_its_rollout_policy_is_blind_to_hidden_cards_and_stock_order():
+    from test_search import check_blind
+
+    check_blind(lambda: make_agent("search:guide=pretrained,policy=guide,samples=2,margin=0", seed=7), stop=25)
+
+
 def test_guided_search_led_by_the_base_keeps_the_bases_move_and_searches_the_guides_discards():
     """lead=base: the base agent's move (here the heuristic's, which melds at once where the
     shipped policy, a clone of the cutting heuristic, holds) is the prior and plays the melds
