@@ -474,9 +474,10 @@ def run_agent(args: argparse.Namespace) -> int:
         pass
     rows = [time_agent(a, args.opponent, args.rules, args.hands, args.seed) for a in args.agents]
     print(f"time per decision, {args.hands} deals x 2 seats against {args.opponent}, rules {args.rules}, one thread")
-    print(f"{'agent':<28} {'decisions':>9} {'mean ms':>8} {'median':>8} {'p95':>8} {'max':>8}")
+    w = max([28] + [len(r["agent"]) for r in rows])  # a long agent name widens the column, never shifts the rest
+    print(f"{'agent':<{w}} {'decisions':>9} {'mean ms':>8} {'median':>8} {'p95':>8} {'max':>8}")
     for r in rows:
-        print(f"{r['agent']:<28} {r['decisions']:>9} {r['mean_ms']:>8.2f} {r['median_ms']:>8.2f} {r['p95_ms']:>8.2f} "
+        print(f"{r['agent']:<{w}} {r['decisions']:>9} {r['mean_ms']:>8.2f} {r['median_ms']:>8.2f} {r['p95_ms']:>8.2f} "
               f"{r['max_ms']:>8.2f}")
     if args.json:
         with open(args.json, "w") as fh:

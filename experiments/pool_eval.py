@@ -62,15 +62,16 @@ def pool(agent: str, dirs: Sequence[str | Path], aliases: Sequence[str] = ()) ->
             "hand_win_ci": list(wilson_interval(hand_wins, hands))}
 
 
-def _match_results(agent: str, d: str | Path) -> dict[tuple[str, str, str], float]:
-    """``agent``'s result (1 won, 0.5 split, 0 lost) of each match of ``d/games.csv``, keyed
-    by ``(table, deal, rotation)``."""
+def _match_results(agent: str, d: str | Path, aliases: Sequence[str] = ()) -> dict[tuple[str, str, str], float]:
+    """``agent``'s (or one of its ``aliases``') result (1 won, 0.5 split, 0 lost) of each match
+    of ``d/games.csv``, keyed by ``(table, deal, rotation)``."""
+    names = {agent, *aliases}
     out = {}
     with open(Path(d) / "games.csv", newline="") as f:
         for row in csv.DictReader(f):
             if row["outcome"] != "match":
                 raise ValueError(f"{d}: not a match run (outcome {row['outcome']!r}); pair runs of matches")
-            seats = [q for q in (0, 1) if row[f"seat{q}"] == agent]
+            seats = [q for q in (0, 1) if row[f"seat{q}"] in names]
             if len(seats) != 1:
                 raise ValueError(f"{d}: {agent!r} is not exactly one seat of the match {row['seat0']!r} - "
                                  f"{row['seat1']!r}")
@@ -79,14 +80,15 @@ def _match_results(agent: str, d: str | Path) -> dict[tuple[str, str, str], floa
     return out
 
 
-def paired(agent: str, dirs: Sequence[str | Path], other: str, other_dirs: Sequence[str | Path]) -> dict[str, Any]:
+def paired(agent: str, dirs: Sequence[str | Path], other: str, other_dirs: Sequence[str | Path],
+           aliases: Sequence[str] = ()) -> dict[str, Any]:
     """``agent``'s match win rate minus ``other``'s on the very same matches: ``dirs[i]`` and
     ``other_dirs[i]`` are runs of the same seed and match seeds against the same opponent
     (``rummy eval --deals N --seed S``), one with each agent. Per deal (its seat rotations share
     the cards: the cluster) the difference of the two agents' summed results; returns
     ``deals``, ``matches``, ``difference`` (in match win rate, a fraction) and ``ci`` (its 95%
     normal interval over the deals' differences), and ``same`` (deals whose matches both
-    agents won and lost alike).
+    agents won and lost alike). ``aliases``: other names of ``agent`` (as ``pool``'s).
 
     Raises:
         ValueError: the lists differ in length, two paired runs hold other matches, or a run
@@ -96,7 +98,7 @@ def paired(agent: str, dirs: Sequence[str | Path], other: str, other_dirs: Seque
     diffs: list[float] = []
     same = 0
     for i, (d, od) in enumerate(zip(dirs, other_dirs)):
-        a, b = _match_results(agent, d), _match_results(other, od)
+        a, b = _match_results(agent, d, aliases), _match_results(other, od)
         if set(a) != set(b):
             raise ValueError(f"{d} and {od} hold other matches (seed, deals or tables differ): pair runs of the same "
                              f"matches")
@@ -106,7 +108,7 @@ def paired(agent: str, dirs: Sequence[str | Path], other: str, other_dirs: Seque
         for k, v in deals.items():
             diffs.append(sum(v))
             same += all(x == 0 for x in v)
-    n, matches = len(diffs), sum(1 for d in dirs for _ in _match_results(agent, d))
+    n, matches = len(diffs), sum(len(_match_results(agent, d, aliases)) for d in dirs)
     mean = sum(diffs) / n
     sd = (sum((x - mean) ** 2 for x in diffs) / (n - 1)) ** 0.5 if n > 1 else float("inf")
     per = matches / n  # matches per deal: the rotations
@@ -125,16 +127,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="OTHER DIR...: also the agent's match win rate minus OTHER's on the same matches, DIR i "
                         "being OTHER's run of the seed of the agent's run i")
     a = p.parse_args(argv)
-    r = pool(a.agent, a.dirs, a.alias)
+    if a.paired and len(a.paired) < 2:
+        p.error("--paired needs OTHER and one run folder per run of the agent")
+    try:
+        r = pool(a.agent, a.dirs, a.alias)
+        q = paired(a.agent, a.dirs, a.paired[0], a.paired[1:], a.alias) if a.paired else None
+    except (ValueError, OSError) as e:
+        p.error(str(e))
     mw, (ml, mh) = r["match_win_rate"], r["match_win_ci"]
     hw, (hl, hh) = r["hand_win_rate"], r["hand_win_ci"]
     print(f"{r['matches']} matches: {100 * mw:.1f}% [{100 * ml:.1f}, {100 * mh:.1f}], "
           f"{r['points_per_hand']:+.2f} [{r['points_ci'][0]:+.2f}, {r['points_ci'][1]:+.2f}] points per hand, "
           f"{100 * hw:.1f}% [{100 * hl:.1f}, {100 * hh:.1f}] of {r['hands']:,} hands")
-    if a.paired:
-        if len(a.paired) < 2:
-            p.error("--paired needs OTHER and one run folder per run of the agent")
-        q = paired(a.agent, a.dirs, a.paired[0], a.paired[1:])
+    if q is not None:
         print(f"minus {a.paired[0]} on the same {q['matches']} matches ({q['deals']} deals): "
               f"{100 * q['difference']:+.2f} [{100 * q['ci'][0]:+.2f}, {100 * q['ci'][1]:+.2f}] points of match win "
               f"rate; the same results in {q['same']} deals")

@@ -65,6 +65,11 @@ def test_bench_agent_times_only_the_agents_own_decisions(capsys):
         time_agent("greedy", rules={"preset": "turnover", "num_players": 3}, hands=1)
     assert rummy(["bench", "agent", "--agents", "greedy", "--hands", "1"]) == 0
     assert "time per decision" in capsys.readouterr().out
+    long = "search:samples=1,depth=1,margin=0,halving=0,infer=1"  # 51 characters: wider than the column's 28
+    assert rummy(["bench", "agent", "--agents", long, "greedy", "--hands", "1"]) == 0
+    head, first, second = capsys.readouterr().out.splitlines()[1:4]
+    assert first.startswith(long + " ") and second.startswith("greedy" + " " * (len(long) - 5))
+    assert len(head) == len(first) == len(second)  # the columns line up
     assert rummy(["bench", "agent", "--hands", "0"]) == 2
     assert "--hands must be an int >= 1" in capsys.readouterr().err
 

@@ -284,6 +284,23 @@ def test_a_search_with_the_guide_as_its_rollout_policy_plays_legal_moves_and_say
         make_agent("search:guide=pretrained,policy=guide,depth=3")
 
 
+@pytest.mark.parametrize("rules", ["jokers", "rum500"])
+def test_a_search_with_the_guide_as_its_rollout_policy_plays_the_other_tables(rules):
+    """policy=guide at a deck-variant table (jokers: joker steps in the rollouts) and at 500
+    Rum, with that table's shipped policy as the guide: legal moves, searched decisions."""
+    gs = make_agent(f"search:guide=pretrained:{rules},policy=guide,samples=1", seed=1)
+    env = rummy_v0.raw_env(rules=rules)  # raw_env raises on an illegal action
+    env.reset(seed=2)
+    searched = 0
+    for _ in range(8):
+        ob = env.observe(env.agent_selection)
+        a = gs.act(ob["observation"], ob["action_mask"])
+        assert ob["action_mask"][a] == 1
+        searched += bool(gs.last_values)
+        env.step(a)
+    assert searched >= 2
+
+
 def test_a_search_with_the_guide_as_its_rollout_policy_is_blind_to_hidden_cards_and_stock_order():
     from test_search import check_blind
 
