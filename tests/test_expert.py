@@ -268,16 +268,7 @@ def _played_alone(states, guide):
 def test_a_search_with_the_guide_as_its_rollout_policy_plays_legal_moves_and_says_what_it_needs():
     gs = make_agent("search:guide=pretrained,policy=guide,samples=2", seed=0)
     assert gs.policy == "guide"
-    env = rummy_v0.raw_env(rules="classic")  # raw_env raises on an illegal action
-    env.reset(seed=1)
-    searched = 0
-    for _ in range(10):
-        ob = env.observe(env.agent_selection)
-        a = gs.act(ob["observation"], ob["action_mask"])
-        assert ob["action_mask"][a] == 1
-        searched += bool(gs.last_values) and a in gs.last_values  # a searched decision's candidates hold its move
-        env.step(a)
-    assert searched >= 2
+    assert _searched_moves(gs, "classic", seed=1, steps=10) >= 2
     with pytest.raises(ValueError, match=r"policy=guide plays the rollouts with the guide's moves: it needs guide=POLICY"):
         make_agent("search:policy=guide")
     with pytest.raises(ValueError, match="policy=guide plays every rollout to the end of the hand: depth must be 0"):
@@ -289,16 +280,23 @@ def test_a_search_with_the_guide_as_its_rollout_policy_plays_the_other_tables(ru
     """policy=guide at a deck-variant table (jokers: joker steps in the rollouts) and at 500
     Rum, with that table's shipped policy as the guide: legal moves, searched decisions."""
     gs = make_agent(f"search:guide=pretrained:{rules},policy=guide,samples=1", seed=1)
+    assert _searched_moves(gs, rules, seed=2, steps=8) >= 2
+
+
+def _searched_moves(gs, rules: str, seed: int, steps: int) -> int:
+    """Play ``steps`` decisions of a hand (``seed``) at ``rules`` with the search ``gs`` at
+    every seat, each checked legal; returns how many were searched (the move among the
+    values of its candidates)."""
     env = rummy_v0.raw_env(rules=rules)  # raw_env raises on an illegal action
-    env.reset(seed=2)
+    env.reset(seed=seed)
     searched = 0
-    for _ in range(8):
+    for _ in range(steps):
         ob = env.observe(env.agent_selection)
         a = gs.act(ob["observation"], ob["action_mask"])
         assert ob["action_mask"][a] == 1
-        searched += bool(gs.last_values)
+        searched += bool(gs.last_values) and a in gs.last_values
         env.step(a)
-    assert searched >= 2
+    return searched
 
 
 def test_a_search_with_the_guide_as_its_rollout_policy_is_blind_to_hidden_cards_and_stock_order():

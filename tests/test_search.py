@@ -390,7 +390,7 @@ def test_budgets_that_would_never_finish_are_refused(spec, words):
 def test_search_agent_arguments_of_the_wrong_type_are_refused_and_numpy_numbers_taken():
     with pytest.raises(ValueError, match=r"search option base must be one of heuristic, holding, cutting, got \[\]"):
         SearchAgent(base=[])
-    with pytest.raises(ValueError, match="search option policy must be one of heuristic, greedy, holding, got None"):
+    with pytest.raises(ValueError, match="search option policy must be one of heuristic, greedy, holding, guide, got None"):
         SearchAgent(policy=None)
     with pytest.raises(ValueError, match="search options must be a string such as 'samples=32,margin=2', got None"):
         parse_options(None)
