@@ -71,6 +71,7 @@ from rummy_env.observation import Encoder, PlayerView, action_masks_into
 from rummy_env.rules import Rules, default_hand_size
 from rummy_env.table import Table
 
+from .masking import mask_logits
 from .scripted import CUTTING, HOLDING, GreedyAgent, HeuristicAgent
 
 DEFAULT_SAMPLES = 32
@@ -789,7 +790,7 @@ def guide_rollouts(states: list[GameState], logits_batch: Any, seat: int = 0) ->
         k = len(active)
         enc.encode_many(active, [s.current for s in active], obs)
         action_masks_into([engine.legal_actions(s) for s in active], masks[:k])
-        lg = np.where(masks[:k], np.asarray(logits_batch(obs[:k]))[:, :n_act], -np.inf)
+        lg = mask_logits(np.asarray(logits_batch(obs[:k]), dtype=np.float32)[:, :n_act], masks[:k])
         for s, a in zip(active, lg.argmax(1).tolist()):
             engine.apply(s, a)
         active = [s for s in active if not s.hand_over]
@@ -1067,17 +1068,9 @@ class SearchAgent:
         k = Knowledge(v)
         rng = random.Random(self._rng.getrandbits(64))
         if self.policy == "guide":  # every candidate on every sample, all rollouts in lockstep
-            states, owner = [], []
-            for _ in range(self.samples):
-                base = determinize(k, rng, self.infer)
-                engine.legal_actions(base)
-                for a in cands:
-                    s = base.copy()
-                    engine.apply(s, a)
-                    states.append(s)
-                    owner.append(a)
+            played = [p for _ in range(self.samples) for p in self._played(k, rng, cands)]
             gvals: dict[int, list[float]] = {a: [] for a in cands}
-            for a, r in zip(owner, guide_rollouts(states, self._guide.logits_batch)):
+            for (a, _), r in zip(played, guide_rollouts([st for _, st in played], self._guide.logits_batch)):
                 gvals[a].append(r)
             return self.choose(gvals, list(cands), prior)
         total = self.samples
@@ -1093,17 +1086,26 @@ class SearchAgent:
         for r in range(rounds):
             m = per_round if r < rounds - 1 else max(1, total - done)
             for _ in range(m):
-                base = determinize(k, rng, self.infer)
-                engine.legal_actions(base)  # once per sample: the copies share the cached list
-                for a in alive:
-                    s = base.copy()
-                    engine.apply(s, a)
-                    vals[a].append(value(s))
+                for a, st in self._played(k, rng, alive):
+                    vals[a].append(value(st))
             done += m
             if r < rounds - 1 and len(alive) > 2:
                 alive.sort(key=lambda a: (a != prior, -sum(vals[a]) / len(vals[a]), a))
                 alive = alive[: max(2, (len(alive) + 1) // 2)]
         return self.choose(vals, alive, prior)
+
+    def _played(self, k: "Knowledge", rng: random.Random, cands: list[int]) -> list[tuple[int, GameState]]:
+        """One determinization of ``k`` (``determinize`` with ``rng``) and, per candidate of
+        ``cands``, a copy of it with that candidate played (RULES.md §3-§4, the engine's checked
+        ``apply``): ``(action, position)`` pairs in ``cands``' order, common to every candidate."""
+        base = determinize(k, rng, self.infer)
+        engine.legal_actions(base)  # once per sample: the copies share the cached list
+        out = []
+        for a in cands:
+            st = base.copy()
+            engine.apply(st, a)
+            out.append((a, st))
+        return out
 
     def value(self, s: GameState) -> float:
         """One sample's value of a candidate: ``s`` (the sample with the candidate played,

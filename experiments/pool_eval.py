@@ -97,8 +97,10 @@ def paired(agent: str, dirs: Sequence[str | Path], other: str, other_dirs: Seque
         raise ValueError(f"{len(dirs)} runs of {agent!r} but {len(other_dirs)} of {other!r}: pair them one to one")
     diffs: list[float] = []
     same = 0
-    for i, (d, od) in enumerate(zip(dirs, other_dirs)):
+    matches = 0
+    for d, od in zip(dirs, other_dirs):
         a, b = _match_results(agent, d, aliases), _match_results(other, od)
+        matches += len(a)
         if set(a) != set(b):
             raise ValueError(f"{d} and {od} hold other matches (seed, deals or tables differ): pair runs of the same "
                              f"matches")
@@ -108,7 +110,7 @@ def paired(agent: str, dirs: Sequence[str | Path], other: str, other_dirs: Seque
         for k, v in deals.items():
             diffs.append(sum(v))
             same += all(x == 0 for x in v)
-    n, matches = len(diffs), sum(len(_match_results(agent, d, aliases)) for d in dirs)
+    n = len(diffs)
     mean = sum(diffs) / n
     sd = (sum((x - mean) ** 2 for x in diffs) / (n - 1)) ** 0.5 if n > 1 else float("inf")
     per = matches / n  # matches per deal: the rotations
