@@ -85,7 +85,6 @@ def test_export_and_serve_take_the_tables_policy(classic_onnx_cache):
     """The exports land in the suite's shared cache (``classic_onnx_cache``: the classic one is
     there already; the 500 Rum and jokers ones are exported once here and reused)."""
     pytest.importorskip("onnx")
-    tmp_path = classic_onnx_cache
     from rummy_env.frontends.serve import shipped_policy_dir
     from rummy_env.train.export import resolve_source
 
@@ -94,22 +93,22 @@ def test_export_and_serve_take_the_tables_policy(classic_onnx_cache):
     assert resolve_source("pretrained", "classic") == Path(pretrained_path("classic"))
     with pytest.raises(ValueError, match="no shipped policy plays this table"):
         resolve_source("pretrained", {"preset": "turnover", "num_players": 3})
-    folder = Path(shipped_policy_dir("pretrained", "rum500", str(tmp_path)))
+    folder = Path(shipped_policy_dir("pretrained", "rum500", str(classic_onnx_cache)))
     spec = json.loads((folder / "spec.json").read_text())
     assert spec["actions"]["num_actions"] == 631 and "rum500" in json.dumps(spec["rules"])
-    assert shipped_policy_dir(str(folder), None, str(tmp_path)) == str(folder)  # a folder is itself
+    assert shipped_policy_dir(str(folder), None, str(classic_onnx_cache)) == str(folder)  # a folder is itself
     with pytest.raises(ValueError, match="carries its own rules"):
-        shipped_policy_dir(str(folder), "classic", str(tmp_path))
+        shipped_policy_dir(str(folder), "classic", str(classic_onnx_cache))
     with pytest.raises(ValueError, match="pretrained:rum500 is the policy of the rum500 table, but --rules classic"):
-        shipped_policy_dir("pretrained:rum500", "classic", str(tmp_path))
+        shipped_policy_dir("pretrained:rum500", "classic", str(classic_onnx_cache))
     with pytest.raises(ValueError, match="no policy is shipped for two_decks"):
-        shipped_policy_dir("pretrained:two_decks", "classic", str(tmp_path))
+        shipped_policy_dir("pretrained:two_decks", "classic", str(classic_onnx_cache))
     # the web table's default opponent at a 500 Rum table: that export, played with onnxruntime
     pytest.importorskip("onnxruntime")
     pytest.importorskip("fastapi")
     from rummy_env.frontends.web import WebTable, opponent_factory
 
-    make, name = opponent_factory("pretrained-onnx", cache_dir=tmp_path)
+    make, name = opponent_factory("pretrained-onnx", cache_dir=classic_onnx_cache)
     table = WebTable(make, name, rules="rum500", seed=1)
     assert table.table_agent == "pretrained-onnx (the policy shipped for rum500)" and table.agent_note is None
     game = table.new_match({"seed": 3})
