@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=("sb3", "rllib"), default="sb3", help="training backend (default sb3)")
     p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint folder (run/checkpoints/step_N; with --backend rllib, "
                         "run/checkpoints/iter_N)")
-    p.add_argument("--config", metavar="FILE", help="TOML file of config keys (see train/config.py)")
+    p.add_argument("--config", metavar="FILE|NAME", help="TOML file of config keys (see train/config.py), or a "
+                   "shipped config by name: scratch (PPO from fresh weights, no teacher: docs/training.md)")
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="override any config key, VALUE in TOML syntax (e.g. --set net_arch=[128,128])")
     p.add_argument("--n-envs", type=int, help=f"games per rollout (default {d.n_envs})")

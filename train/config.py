@@ -26,6 +26,34 @@ else:  # pragma: no cover
 
 EVAL_MODES = ("auto", "matches", "hands")
 
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+"""The configs shipped with the package (``rummy train --config NAME``), one TOML file each."""
+
+
+def shipped_configs() -> list[str]:
+    """The names of the shipped configs (``CONFIG_DIR``'s TOML files without ``.toml``), sorted."""
+    return sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))
+
+
+def config_path(spec: str) -> Path:
+    """The TOML file of ``--config SPEC``: ``SPEC`` itself when it is a file, else the shipped
+    config of that name (``shipped_configs()``; e.g. ``scratch``, the from-scratch recipe).
+
+    Raises:
+        ValueError: ``SPEC`` is neither a file nor a shipped config's name (the message
+            lists the shipped names).
+    """
+    p = Path(spec)
+    if p.is_file():
+        return p
+    if spec in shipped_configs():
+        return CONFIG_DIR / f"{spec}.toml"
+    if p.is_dir():
+        raise ValueError(f"--config {spec}: is a folder; give a TOML file (a run's config.toml) or a shipped "
+                         f"config: {', '.join(shipped_configs())}")
+    raise ValueError(f"--config {spec}: no such file, nor a shipped config (shipped: "
+                     f"{', '.join(shipped_configs())}; or give a TOML file's path)")
+
 
 def init_policy_path(spec: str) -> str:
     """The SB3 zip of an ``init_policy`` value: ``pretrained`` / ``pretrained:PRESET`` (the
@@ -64,9 +92,12 @@ DISCARD_HEADS = ("dense", "cards", "cards+stock")
 
 
 def check_rllib_network(cfg: Any) -> None:
-    """Raise ``ValueError`` when ``cfg`` (a ``TrainConfig``) asks for a network the RLlib
-    backend does not build: ``discard_head`` other than ``"dense"``, or ``features`` "cards+plan"
-    (checked before Ray is imported or started)."""
+    """Raise ``ValueError`` when ``cfg`` (a ``TrainConfig``) asks for what the RLlib backend
+    does not build: ``deadwood_shaping`` other than 0, ``discard_head`` other than ``"dense"``,
+    or ``features`` "cards+plan" (checked before Ray is imported or started)."""
+    if cfg.deadwood_shaping:
+        raise ValueError(f"deadwood_shaping {cfg.deadwood_shaping!r} shapes the rewards of the SB3 backend's "
+                         f"games only; set deadwood_shaping = 0 or use --backend sb3")
     if cfg.discard_head != "dense":
         raise ValueError(f"discard_head {cfg.discard_head!r} is a network of the SB3 backend only; the RLlib "
                          f"backend's network has the dense head: set discard_head = 'dense' or use --backend sb3")
@@ -113,6 +144,13 @@ class TrainConfig:
     start's value targets under "match" are the result of a match its single hand decides,
     else 0. "points+match": match episodes too, each hand's "points" reward plus the match
     result at its end. reward_scale applies to the points only."""
+    deadwood_shaping: float = 0.0
+    """Weight of the potential-based deadwood shaping (``rewards.deadwood_potential``):
+    each learner step's reward adds ``gamma * phi(s') - phi(s)`` with ``phi = -deadwood_shaping
+    * reward_scale * (points in the learner's hand)``, 0 at the end of a hand, so a
+    hand's shaped return is its unshaped one plus a constant of its deal and the best
+    policy is unchanged; it rewards shedding points (melds, lay-offs, low discards) at
+    once instead of at the hand's end. 0 (the default): none. SB3 backend only."""
 
     # --- run length and seeding
     timesteps: int = 1_000_000
@@ -345,6 +383,9 @@ class TrainConfig:
         if (self.n_steps * self.n_envs) % self.batch_size:
             raise ValueError(
                 f"batch_size ({self.batch_size}) must divide n_steps * n_envs ({self.n_steps * self.n_envs})")
+        if not self.deadwood_shaping >= 0:
+            raise ValueError(f"deadwood_shaping must be a finite number >= 0 (0: no shaping), "
+                             f"got {self.deadwood_shaping!r}")
         for name in ("learning_rate", "reward_scale"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
@@ -476,11 +517,13 @@ class TrainConfig:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "TrainConfig":
-        """Read a TOML config file (keys as the fields of this class).
+        """Read a TOML config file (keys as the fields of this class), or a shipped config
+        by name (``config_path``: ``TrainConfig.from_toml("scratch")``).
 
         Raises:
-            ValueError: unreadable TOML or an unknown/bad key.
+            ValueError: no such file or shipped config, unreadable TOML or an unknown/bad key.
         """
+        path = config_path(str(path))
         try:
             with open(path, "rb") as f:
                 d = tomllib.load(f)

@@ -48,3 +48,22 @@ def hand_rewards(state: Any, reward: str = "points", reward_scale: float = 0.01)
             out += np.asarray(engine.match_payoffs(state), dtype=np.float32)
         return out
     raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+
+
+def deadwood_potential(state: Any, seat: int, shaping: float, reward_scale: float = 0.01) -> float:
+    """The potential ``phi(s)`` of the deadwood shaping: ``-shaping * reward_scale *
+    deadwood``, where deadwood is the points of the cards in ``seat``'s hand
+    (``engine.deadwood``: what the seat would pay if another seat went out now,
+    RULES.md §5), and 0 once the hand is over.
+
+    The shaped reward of a learner step from ``s`` to ``s'`` is ``r + gamma * phi(s') -
+    phi(s)`` (potential-based shaping, Ng, Harada and Russell 1999): over a hand the
+    shaping terms telescope to ``-phi(s_0)`` (``phi`` is 0 at its end), a constant of the
+    deal that no action changes, so a policy's ranking, and the optimal policy, are
+    those of the unshaped reward; it only rewards shedding points along the way
+    (melding, laying off, discarding high cards) before the hand's end says whether that
+    won. ``shaping``: float >= 0 (0: no shaping); ``reward_scale`` as for ``hand_rewards``.
+    """
+    if shaping == 0 or state.hand_over:
+        return 0.0
+    return -shaping * reward_scale * engine.deadwood(state, seat)

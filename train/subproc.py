@@ -133,9 +133,15 @@ def batch_scheduling() -> bool:
 
 
 def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, pool_args: tuple,
-            reward: str = "points", shared: tuple | None = None, rotate_steps: int = 0) -> None:
+            reward: str = "points", shared: tuple | None = None, rotate_steps: int = 0,
+            shaping: tuple[float, float] = (0.0, 1.0)) -> None:
+    import signal
+
     import torch
 
+    # Ctrl-C reaches every process of the terminal's group: the learner finishes its rollout
+    # and writes an exact checkpoint (Trainer.learn), so the games must go on meanwhile
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
     batch_scheduling()
     from .pool import ActorNet
@@ -148,7 +154,8 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
                                    batch.dones[lo:hi], batch.actions[lo:hi])
     pool = make_pool(*pool_args, seed=seed)
     venv = SelfPlayVecEnv(Rules.from_json(rules_json), pool, n_envs, seed=seed, reward_scale=reward_scale,
-                          reward=reward, obs_out=obs, mask_out=masks, rotate_steps=rotate_steps)
+                          reward=reward, obs_out=obs, mask_out=masks, rotate_steps=rotate_steps,
+                          shaping=shaping[0], gamma=shaping[1])
     prof, busy = None, 0.0  # ``rummy bench train --profile``: cProfile of the env work, its seconds
     try:
         while True:
@@ -170,6 +177,17 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
                     prof.disable()
                     busy += time.perf_counter() - t0
                 conn.send(reply)
+            elif cmd == "get_state":
+                try:
+                    conn.send(venv.get_state())
+                except ValueError as e:
+                    conn.send(e)
+            elif cmd == "set_state":
+                try:
+                    venv.set_state(data)
+                    conn.send(None)
+                except ValueError as e:
+                    conn.send(e)
             elif cmd == "profile":
                 prof, busy = cProfile.Profile(), 0.0
             elif cmd == "profile_stats":
@@ -205,7 +223,8 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
 
     def __init__(self, rules: Rules, n_envs: int, workers: int, seed: int, reward_scale: float,
                  weights: dict[str, float], max_snapshots: int, latest_prob: float,
-                 reward: str = "points", fixed: str = "", rotate_steps: int = 0) -> None:
+                 reward: str = "points", fixed: str = "", rotate_steps: int = 0, shaping: float = 0.0,
+                 gamma: float = 1.0) -> None:
         table = Table.of(rules)
         n_act, dim = table.num_actions, table.obs_size
         super().__init__(n_envs, gym.spaces.Box(table.obs_low, np.inf, shape=(dim,), dtype=np.float32),
@@ -221,7 +240,8 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
             p = ctx.Process(target=_worker, daemon=True,
                             args=(child, rules.to_json(), self.per, seeds[w], reward_scale,
                                   (weights, max_snapshots, latest_prob, fixed), reward,
-                                  (self.shared.raw, self.shared.args, w * self.per), rotate_steps))
+                                  (self.shared.raw, self.shared.args, w * self.per), rotate_steps,
+                                  (shaping, gamma)))
             p.start()
             child.close()
             self.conns.append(parent)
@@ -235,6 +255,39 @@ class MultiProcSelfPlayVecEnv(BatchedVecEnv):
         """Send a frozen ``ActorNet`` to every worker's pool."""
         for c in self.conns:
             c.send(("add_snapshot", (net.spec, net.state_dict(), step)))
+
+    def get_state(self) -> list[bytes]:
+        """Each worker's ``SelfPlayVecEnv.get_state`` (its games, pool and generators), in
+        worker order; call it between steps.
+
+        Raises:
+            ValueError: a worker's games cannot be pickled (its message).
+        """
+        for c in self.conns:
+            c.send(("get_state", None))
+        states = [c.recv() for c in self.conns]
+        for s in states:
+            if isinstance(s, ValueError):
+                raise s
+        return states
+
+    def set_state(self, states: list[bytes]) -> None:
+        """Give each worker its saved games back (``get_state``'s list) and read the
+        observations and masks they write.
+
+        Raises:
+            ValueError: another number of workers than saved, or a worker's refusal (other
+                rules or game count).
+        """
+        if not isinstance(states, list) or len(states) != len(self.conns):
+            n = len(states) if isinstance(states, list) else "no"
+            raise ValueError(f"the saved games are of {n} worker(s), this run has {len(self.conns)}: resume with the "
+                             f"same workers and n_envs")
+        for c, s in zip(self.conns, states):
+            c.send(("set_state", s))
+        errors = [e for e in (c.recv() for c in self.conns) if e is not None]
+        if errors:
+            raise errors[0]
 
     def start_profile(self) -> None:
         """Start a cProfile in every worker, of its env work only (reset and step)."""

@@ -48,6 +48,10 @@ from .pool import ActorNet, OpponentPool, SnapshotAgent
 CHECKPOINT_FILES = ("model.zip", "pool.pt", "trainer_state.json", "rummy_config.json")
 WARM_START_FILE = "warm_start.pt"
 """A checkpoint taken during the warm start also holds the weights at its completed fits."""
+EXACT_FILE = "exact_resume.pkl"
+"""A checkpoint taken between two rollouts also holds what makes its resume continue the very
+same run: every game in play (``SelfPlayVecEnv.get_state``, per worker), the learner's last
+observations and episode starts, and the torch, numpy and Python generators."""
 
 
 class CheckpointError(ValueError):
@@ -84,12 +88,15 @@ def _lr_schedule(cfg: TrainConfig):
 # ---------------------------------------------------------------- checkpoints
 
 def save_checkpoint(path: Path, model: MaskablePPO, pool: OpponentPool, state: dict[str, Any],
-                    cfg: TrainConfig, rules: Rules, warm_start_weights: list | None = None) -> Path:
+                    cfg: TrainConfig, rules: Rules, warm_start_weights: list | None = None,
+                    exact: dict[str, Any] | None = None) -> Path:
     """Write a checkpoint folder atomically (a temp folder renamed into place).
 
     ``warm_start_weights``: a warm start's weights at its completed fits (``warm_start``'s
     ``progress["weights"]``), written as ``warm_start.pt`` for a checkpoint taken during
-    the warm start (``state["warm_start_progress"]``)."""
+    the warm start (``state["warm_start_progress"]``). ``exact``: the games and generators
+    of a checkpoint taken between two rollouts (``Trainer.exact_state``), written as
+    ``exact_resume.pkl``."""
     tmp = path.with_name(path.name + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -98,6 +105,10 @@ def save_checkpoint(path: Path, model: MaskablePPO, pool: OpponentPool, state: d
     torch.save(pool.state(), tmp / "pool.pt")
     if warm_start_weights is not None:
         torch.save(warm_start_weights, tmp / WARM_START_FILE)
+    if exact is not None:
+        import pickle
+
+        (tmp / EXACT_FILE).write_bytes(pickle.dumps(exact, protocol=pickle.HIGHEST_PROTOCOL))
     (tmp / "trainer_state.json").write_text(json.dumps(state, indent=2))
     cfg.save(tmp, rules.to_json())
     (tmp / "config.toml").unlink()
@@ -245,8 +256,19 @@ def load_checkpoint(path: str | Path, cfg: TrainConfig, rules: Rules) -> dict[st
                 f"checkpoint {p} was taken during a warm start with other settings: "
                 + ", ".join(f"{k} {saved[k]!r} (this run: {ours.get(k)!r})" for k in changed)
                 + "; resume with the same config, or start a new run")
+    exact = None
+    if (p / EXACT_FILE).is_file():
+        import pickle
+
+        try:
+            exact = pickle.loads((p / EXACT_FILE).read_bytes())
+            if not isinstance(exact, dict) or not {"env", "last_obs", "episode_starts", "rng"} <= set(exact):
+                raise ValueError("keys missing")
+        except Exception as e:  # noqa: BLE001
+            raise CheckpointError(f"checkpoint {p} is corrupt: {EXACT_FILE} (the games in play) cannot be read "
+                                  f"({type(e).__name__}: {e}); delete it to resume with new deals") from None
     return {"model_path": p / "model.zip", "pool": pool_state, "state": state, "steps": steps,
-            "warm_start_weights": ws_weights}
+            "warm_start_weights": ws_weights, "exact": exact}
 
 
 # ---------------------------------------------------------------- the callback
@@ -343,7 +365,7 @@ class SelfPlayCallback(BaseCallback):
             self.t._evaluate_before_ppo()
 
     def _on_rollout_start(self) -> None:
-        pass
+        self.t.on_rollout_start()
 
 
 # ---------------------------------------------------------------- the trainer
@@ -352,8 +374,24 @@ def _settings_text(settings: dict) -> str:
     return ", ".join(f"{k} = {v!r}" if isinstance(v, str) else f"{k} = {v}" for k, v in settings.items())
 
 
+class StopRequested(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during PPO: the run stopped between two rollouts, after writing
+    an exact checkpoint (``path``)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+
 class Trainer:
     """Builds the env, model and pool from a ``TrainConfig`` and runs ``learn``.
+
+    Resuming (``resume``) from a checkpoint written between two rollouts (every scheduled
+    and final checkpoint, and the one Ctrl-C writes) continues the very same run: the games
+    in play, the pool, the schedules, the optimizer and the generators are the
+    checkpoint's, so on the same machine the resumed run's weights equal those of the run
+    that was not interrupted. A checkpoint without its games (one written at a second Ctrl-C,
+    in the middle of a rollout) resumes with new deals.
 
     Raises:
         ValueError: a bad config; ``CheckpointError`` for a bad ``resume``.
@@ -371,6 +409,9 @@ class Trainer:
         self.run_dir = Path(cfg.out)
         self.verbose = verbose
         ck = load_checkpoint(resume, cfg, self.rules) if resume else None
+        self._exact = ck["exact"] if ck else None
+        self._stop_signal = False
+        self._checkpoint_due = False
         self._fresh_dir = not self.run_dir.exists()  # a run folder made here is removed if init fails
         self.run_dir.mkdir(parents=True, exist_ok=True)
         torch.set_num_threads(cfg.torch_threads)
@@ -444,7 +485,9 @@ class Trainer:
             elif verbose:
                 print(f"[plan] PPO to {cfg.timesteps:,} learner timesteps (no warm start); the run writes to "
                       f"{self.run_dir}/", flush=True)
-        self._restore_pool()
+        if self._exact is not None and not self._continue_games(self._exact):
+            self._exact = None
+        self._restore_pool(to_workers=self._exact is None)
         # rollouts on one torch thread (the workers, or the in-process games, use the other
         # core; a second thread in small forward passes only stalls when a core is busy),
         # the PPO update on torch_threads (SelfPlayPPO)
@@ -544,26 +587,65 @@ class Trainer:
             self.pool = make_pool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.fixed_opponent,
                                   seed=cfg.seed)
             return SelfPlayVecEnv(self.rules, self.pool, cfg.n_envs, seed=cfg.seed, reward_scale=cfg.reward_scale,
-                                  reward=cfg.reward, rotate_steps=cfg.rotate_steps)
+                                  reward=cfg.reward, rotate_steps=cfg.rotate_steps, shaping=cfg.deadwood_shaping,
+                                  gamma=cfg.gamma)
         from .subproc import MultiProcSelfPlayVecEnv
 
         # the learner's copy of the pool (what checkpoints store): the workers' copies play
         self.pool = OpponentPool(cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, {}, stack=False)
         return MultiProcSelfPlayVecEnv(self.rules, cfg.n_envs, cfg.workers, cfg.seed, cfg.reward_scale,
                                        cfg.opponent_weights, cfg.max_snapshots, cfg.latest_prob, cfg.reward,
-                                       cfg.fixed_opponent, rotate_steps=cfg.rotate_steps)
+                                       cfg.fixed_opponent, rotate_steps=cfg.rotate_steps,
+                                       shaping=cfg.deadwood_shaping, gamma=cfg.gamma)
 
     def _add_snapshot_net(self, net: ActorNet, step: int) -> None:
         self.pool.add_net(net, step)
         if hasattr(self.venv, "add_snapshot"):
             self.venv.add_snapshot(net, step)
 
-    def _restore_pool(self) -> None:
-        if self.pool_state:
-            for step, spec, sd in zip(self.pool_state["steps"], self.pool_state["specs"], self.pool_state["nets"]):
-                net = ActorNet(**spec)
-                net.load_state_dict(sd)
+    def _restore_pool(self, to_workers: bool = True) -> None:
+        """The checkpoint's snapshots into the learner's pool and, with ``to_workers``, into the
+        games' pools (without: the games' own saved pools came back with them)."""
+        if not self.pool_state:
+            return
+        if not to_workers and self.cfg.workers == 1:
+            return  # one pool, the games' own: restored with the games
+        for step, spec, sd in zip(self.pool_state["steps"], self.pool_state["specs"], self.pool_state["nets"]):
+            net = ActorNet(**spec)
+            net.load_state_dict(sd)
+            if to_workers:
                 self._add_snapshot_net(net, step)
+            else:
+                self.pool.add_net(net, step)
+
+    def exact_state(self) -> dict[str, Any]:
+        """What an exact resume needs beyond the model and the pool (call it between two
+        rollouts): the games (``get_state`` of the env), the learner's last observations
+        and episode starts, and the torch, numpy and Python generators' states."""
+        import random
+
+        return {"env": self.venv.get_state(), "last_obs": np.array(self.model._last_obs),
+                "episode_starts": np.array(self.model._last_episode_starts),
+                "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
+                "workers": self.cfg.workers, "n_envs": self.cfg.n_envs}
+
+    def _continue_games(self, exact: dict[str, Any]) -> bool:
+        """Put the checkpoint's games back in play and its last observations into the model;
+        False (and a line saying why) when they cannot be (another ``workers`` or ``n_envs``):
+        the run then resumes with new deals."""
+        try:
+            self.venv.set_state(exact["env"])
+        except ValueError as e:
+            if self.verbose:
+                print(f"[resume] new deals: the checkpoint's games do not fit this run ({e})", flush=True)
+            return False
+        if self.cfg.workers == 1:
+            self.pool = self.venv.pool  # the games' own pool, saved with them
+        self.model._last_obs = np.array(exact["last_obs"])
+        self.model._last_episode_starts = np.array(exact["episode_starts"])
+        if self.verbose:
+            print(f"[resume] the checkpoint's {self.cfg.n_envs} games go on where they were (exact resume)", flush=True)
+        return True
 
     # -- output
     def say(self, msg: str) -> None:
@@ -599,9 +681,23 @@ class Trainer:
             self.evaluate(t, self.cfg.eval_deals)
             st["next_eval"] = t + self.cfg.eval_every
         if t >= st["next_checkpoint"]:
-            self.checkpoint()
-            st["next_checkpoint"] = t + self.cfg.checkpoint_every
+            self._checkpoint_due = True  # written between two rollouts (on_rollout_start): exact
         self._side_s += time.perf_counter() - side0  # not PPO's time (ppo_timesteps_per_s)
+
+    def on_rollout_start(self) -> None:
+        """Called before each rollout, when every game waits for the learner: the scheduled
+        checkpoint (exact), or, after Ctrl-C, an exact checkpoint and ``StopRequested``."""
+        if not (self._checkpoint_due or self._stop_signal):
+            return
+        side0 = time.perf_counter()
+        st = self.state
+        if self._checkpoint_due:
+            st["next_checkpoint"] = self.model.num_timesteps + self.cfg.checkpoint_every
+            self._checkpoint_due = False
+        path = self.checkpoint(exact=True)
+        self._side_s += time.perf_counter() - side0
+        if self._stop_signal:
+            raise StopRequested(path)
 
     def wall_time(self) -> float:
         """Seconds of training so far, warm start included, across resumes."""
@@ -633,13 +729,21 @@ class Trainer:
             self.model.logger.record(f"eval/hand_win_rate_vs_{b}", r["hand_win_rate"])
         append_history(self.state["eval_history"], self.run_dir, t, self.wall_time(), res, final=final)
 
-    def checkpoint(self) -> Path:
-        """Write ``checkpoints/step_N`` (model, pool, trainer state, rules) and return its path."""
+    def checkpoint(self, exact: bool = False) -> Path:
+        """Write ``checkpoints/step_N`` (model, pool, trainer state, rules) and return its path;
+        ``exact`` (between two rollouts only): with the games and generators
+        (``exact_state``), so that its resume continues the very same run."""
         self.state["wall_time_s"] = self.wall_time()
         # the model's own count (an interrupt may fall between its step and the callback's)
         self.state["num_timesteps"] = self.model.num_timesteps
         path = self.run_dir / "checkpoints" / f"step_{self.state['num_timesteps']}"
-        save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules)
+        extra = None
+        if exact:
+            try:
+                extra = self.exact_state()
+            except ValueError as e:  # an opponent that does not pickle: the checkpoint resumes with new deals
+                self.say(f"[checkpoint] without its games ({e}): its resume deals new hands")
+        save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules, exact=extra)
         self.say(f"[checkpoint] {path}")
         return path
 
@@ -662,21 +766,36 @@ class Trainer:
                       flush=True)
         steps0, self._side_s = self.state["num_timesteps"], 0.0
         learn0 = time.perf_counter()
+        if self._exact is not None:  # the generators as the checkpoint left them, right before its next rollout
+            import random
+
+            rng = self._exact["rng"]
+            torch.set_rng_state(rng["torch"])
+            np.random.set_state(rng["numpy"])
+            random.setstate(rng["python"])
+        handlers = self._catch_stop_signals()
         try:
             if remaining > 0:
                 self.model.learn(total_timesteps=remaining, callback=[cb, self.progress_bar] if cfg.progress else cb,
                                  reset_num_timesteps=self.state["num_timesteps"] == 0, tb_log_name="ppo")
-        except KeyboardInterrupt:
-            path = self.checkpoint()
-            print(f"\ninterrupted: checkpoint saved to {path}; resume with --resume {path}", flush=True)
+        except StopRequested as stop:
+            self.say(f"interrupted: exact checkpoint saved to {stop.path}; resume with --resume {stop.path}")
             self.venv.close()
             raise
+        except KeyboardInterrupt:
+            path = self.checkpoint()
+            print(f"\ninterrupted: checkpoint saved to {path} (in the middle of a rollout: its resume deals new "
+                  f"hands); resume with --resume {path}", flush=True)
+            self.venv.close()
+            raise
+        finally:
+            self._restore_signals(handlers)
         if remaining > 0:
             self.state["num_timesteps"] = self.model.num_timesteps
             ppo = self.state.setdefault("ppo", {"wall_s": 0.0, "timesteps": 0})
             ppo["wall_s"] += time.perf_counter() - learn0 - self._side_s
             ppo["timesteps"] += self.model.num_timesteps - steps0
-            self.checkpoint()
+            self.checkpoint(exact=True)
         self.model.save(self.run_dir / "final_model.zip")
         report = self.final_report()
         self.venv.close()
@@ -686,6 +805,32 @@ class Trainer:
         self.say(f"[done] wrote {', '.join(files)} in {self.run_dir}/ (checkpoints in {self.run_dir}/checkpoints/, "
                  f"TensorBoard logs in {self.run_dir}/tb/)")
         return report
+
+    def _catch_stop_signals(self) -> dict:
+        """SIGINT and SIGTERM during PPO: the first asks the run to stop before its next
+        rollout (``on_rollout_start`` writes an exact checkpoint; a rollout takes seconds), a
+        second stops it at once. Returns the previous handlers ({} off the main thread,
+        where signals cannot be caught)."""
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+
+        def handler(signum, frame):  # noqa: ARG001
+            if self._stop_signal:
+                raise KeyboardInterrupt
+            self._stop_signal = True
+            self.say("\n[stop] finishing this rollout, then an exact checkpoint (Ctrl-C again stops at once)")
+
+        return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    @staticmethod
+    def _restore_signals(handlers: dict) -> None:
+        import signal
+
+        for sig, h in handlers.items():
+            signal.signal(sig, h)
 
     def _evaluate_before_ppo(self) -> None:
         """Evaluate the policy as the warm start left it, at step 0 (the learning curve's

@@ -27,6 +27,7 @@ Implements SB3's ``VecEnv`` and sb3-contrib's ``action_masks`` protocol.
 from __future__ import annotations
 
 import copy
+import pickle
 import time
 from typing import Any, Iterable, Sequence
 
@@ -41,7 +42,7 @@ from rummy_env.table import Table
 from rummy_env.rules import Rules
 
 from .pool import OpponentPool, SnapshotAgent, TrunkCache, act_snapshots, act_snapshots_incremental
-from .rewards import MATCH_REWARDS, REWARDS, hand_rewards
+from .rewards import MATCH_REWARDS, REWARDS, deadwood_potential, hand_rewards
 
 
 class _Game:
@@ -51,7 +52,7 @@ class _Game:
     its index in the batch; with a match reward, also the learner's payoffs and rewards
     summed over the match's hands so far (``points``, ``ret``)."""
 
-    __slots__ = ("state", "seat", "opps", "kinds", "rng", "own", "length", "idx", "points", "ret")
+    __slots__ = ("state", "seat", "opps", "kinds", "rng", "own", "length", "idx", "points", "ret", "phi")
 
 
 class BatchedVecEnv(VecEnv):
@@ -117,6 +118,13 @@ class SelfPlayVecEnv(BatchedVecEnv):
         rotate_steps: every this many steps (and at ``reset``) the pool starts a new
             window (``OpponentPool.rotate``, drawn from a generator of its own seeded by
             ``seed``): ``TrainConfig.snapshot_rotation`` in vector steps; 0: no windows.
+        shaping: the deadwood shaping's weight (``TrainConfig.deadwood_shaping``, float
+            >= 0; 0: none): each learner step's reward adds ``gamma * phi(s') - phi(s)``,
+            ``phi`` = ``rewards.deadwood_potential`` of the learner's seat at its
+            observations (0 at an episode's end), so a hand's (or a match's) shaped
+            return is its unshaped one minus ``phi`` of its first observation. The
+            infos' ``episode["r"]`` stays the unshaped return.
+        gamma: the discount of the shaping term (PPO's ``gamma``).
 
     The scripted opponents are handed rows of a reused buffer (an agent that keeps its
     observation must copy it; the baselines do not keep it).
@@ -128,11 +136,17 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
     def __init__(self, rules: Rules, pool: OpponentPool, n_envs: int, seed: int = 0,
                  reward_scale: float = 0.01, reward: str = "points", obs_out: np.ndarray | None = None,
-                 mask_out: np.ndarray | None = None, rotate_steps: int = 0) -> None:
+                 mask_out: np.ndarray | None = None, rotate_steps: int = 0, shaping: float = 0.0,
+                 gamma: float = 1.0) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
         if not isinstance(rotate_steps, int) or rotate_steps < 0:
             raise ValueError(f"rotate_steps must be an int >= 0, got {rotate_steps!r}")
+        if isinstance(shaping, bool) or not isinstance(shaping, (int, float)) or not 0 <= shaping < float("inf"):
+            raise ValueError(f"shaping must be a finite number >= 0 (0: none), got {shaping!r}")
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 <= gamma <= 1:
+            raise ValueError(f"gamma must be a number in [0, 1], got {gamma!r}")
+        self.shaping, self.gamma = float(shaping), float(gamma)
         self.rotate_steps = rotate_steps
         self._steps = 0
         self.restart_windows(seed)  # its own stream: the games' are unchanged
@@ -309,6 +323,8 @@ class SelfPlayVecEnv(BatchedVecEnv):
             if g.state.hand_over:
                 self._start(g)
         self._reset_seeds()
+        for g in self.games:
+            g.phi = self._potential(g)
         self._write_obs()
 
     def reset(self) -> np.ndarray:
@@ -348,8 +364,24 @@ class SelfPlayVecEnv(BatchedVecEnv):
                 infos[i] = info
                 dones[i] = 1
                 self._start(g)
+        if self.shaping:
+            self._shape(rewards, dones)
         self._write_obs()
         return infos
+
+    def _potential(self, g: _Game) -> float:
+        """``phi`` of the learner's position in ``g`` (``rewards.deadwood_potential``)."""
+        return deadwood_potential(g.state, g.seat, self.shaping, self.reward_scale)
+
+    def _shape(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+        """Add the shaping term ``gamma * phi(s') - phi(s)`` to each game's reward (``s'``'s
+        ``phi`` is 0 where the episode ended) and remember ``phi`` of each game's next
+        observation (a new episode's first one where it ended)."""
+        gamma = self.gamma
+        for i, g in enumerate(self.games):
+            new = self._potential(g)
+            rewards[i] += (0.0 if dones[i] else gamma * new) - g.phi
+            g.phi = new
 
     def _settle(self, g: _Game) -> tuple[float, dict[str, Any] | None]:
         """``g``'s hand is over: the learner's reward and, when the episode ends, its info
@@ -424,6 +456,47 @@ class SelfPlayVecEnv(BatchedVecEnv):
 
     def close(self) -> None:
         pass
+
+    _STATE = ("games", "pool", "_trunks", "_steps", "_rotation_rng", "_seed", "opponent_decisions", "opponent_time")
+
+    def get_state(self) -> bytes:
+        """Everything that decides this env's games from here on, pickled: every game's
+        position, seat, opponents, generator and scripted copies, the pool (its snapshots
+        and counters), the snapshots' trunk cache and the window schedule. ``set_state`` of
+        it in another process (a resumed run) continues the very same games.
+
+        Raises:
+            ValueError: an opponent that cannot be pickled (an outside agent holding an open
+                resource); the message names it.
+        """
+        try:
+            return pickle.dumps({"rules": self.rules.to_json(), "n_envs": self.num_envs,
+                                 **{k: getattr(self, k) for k in self._STATE}}, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as e:
+            raise ValueError(f"the games cannot be saved for an exact resume: an opponent or a position does "
+                             f"not pickle ({e})") from None
+
+    def set_state(self, blob: bytes) -> None:
+        """Continue the games saved by ``get_state`` (the observations and masks are written
+        again from them).
+
+        Raises:
+            ValueError: the state is not a ``get_state`` blob of this env's rules and game
+                count.
+        """
+        try:
+            d = pickle.loads(blob)
+            ok = isinstance(d, dict) and all(k in d for k in ("rules", "n_envs", *self._STATE))
+        except Exception as e:  # noqa: BLE001 - any failure: not a state of this env
+            raise ValueError(f"not a saved state of the self-play games ({type(e).__name__}: {e})") from None
+        if not ok:
+            raise ValueError("not a saved state of the self-play games (keys missing)")
+        if d["rules"] != self.rules.to_json() or d["n_envs"] != self.num_envs:
+            raise ValueError(f"the saved games are {d['n_envs']} games of rules {d['rules']!r}; this env has "
+                             f"{self.num_envs} of {self.rules.to_json()!r}")
+        for k in self._STATE:
+            setattr(self, k, d[k])
+        self._write_obs()
 
     def learner_seats(self) -> Sequence[int]:
         """The learner's seat (0..n-1) in each game, in game order."""
