@@ -139,9 +139,12 @@ def _worker(conn, rules_json: Any, n_envs: int, seed: int, reward_scale: float, 
 
     import torch
 
-    # Ctrl-C reaches every process of the terminal's group: the learner finishes its rollout
-    # and writes an exact checkpoint (Trainer.learn), so the games must go on meanwhile
+    # Ctrl-C (and a SIGTERM sent to the process group, as `timeout` and job schedulers do)
+    # reaches every process of the group: the learner finishes its rollout and writes an
+    # exact checkpoint (Trainer.learn), so the games must go on meanwhile; a worker whose
+    # learner is gone ends when its pipe closes (EOFError below)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     torch.set_num_threads(1)
     batch_scheduling()
     from .pool import ActorNet

@@ -741,8 +741,8 @@ class Trainer:
         if exact:
             try:
                 extra = self.exact_state()
-            except ValueError as e:  # an opponent that does not pickle: the checkpoint resumes with new deals
-                self.say(f"[checkpoint] without its games ({e}): its resume deals new hands")
+            except (ValueError, OSError, EOFError) as e:  # an opponent that does not pickle, a worker gone
+                self.say(f"[checkpoint] without its games ({type(e).__name__}: {e}): its resume deals new hands")
         save_checkpoint(path, self.model, self.pool, self.state, self.cfg, self.rules, exact=extra)
         self.say(f"[checkpoint] {path}")
         return path
