@@ -34,6 +34,27 @@ def _cards(n: int) -> str:
     return f"{n} card" if n == 1 else f"{n} cards"
 
 
+MAX_MOVE_DIGITS = 6
+"""Digits (leading zeros aside) beyond which a move number is refused unread: no table has a
+million legal moves, and Python refuses to convert a number of more than 4300 digits."""
+
+
+def move_number(answer: str, count: int) -> int | None:
+    """The move number ``answer`` (decimal digits) names, if it is one of ``1..count``; else
+    ``None``. A number too long to be a move is refused by its length, before ``int``,
+    which raises for a number of more than 4300 digits."""
+    digits = answer.lstrip("0") or "0"
+    if len(digits) > MAX_MOVE_DIGITS:
+        return None
+    k = int(digits)
+    return k if 1 <= k <= count else None
+
+
+def _shown_number(answer: str) -> str:
+    """``answer`` as a message shows it: a long number by its first digits and its length."""
+    return answer if len(answer) <= 12 else f"{answer[:6]}... (a number of {len(answer)} digits)"
+
+
 def make_opponent(name: str, seed: int | None, console: Console, rules: Any = None) -> tuple[Any, str]:
     """``(agent, name used)`` for a table of ``rules`` (a ``Rules``; ``None``: not checked).
     ``pretrained`` (the default) is the policy shipped for this table
@@ -224,11 +245,11 @@ class Game:
                 self.show_table()
                 self.show_moves(moves)
                 continue
-            if answer.isdigit():
-                k = int(answer)
-                if 1 <= k <= len(legal):
+            if answer.isdecimal():  # digits int() reads ('²' is a digit it does not: a text then)
+                k = move_number(answer, len(legal))
+                if k is not None:
                     return self.env.action_ids(moves[k - 1][0])
-                self.console.print(f"there is no move {k}: choose a number from 1 to {len(legal)}")
+                self.console.print(f"there is no move {_shown_number(answer)}: choose a number from 1 to {len(legal)}")
                 continue
             try:
                 self.env.action_ids(answer)  # a text that names no move is told apart from an illegal one

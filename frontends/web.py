@@ -590,9 +590,9 @@ class TableGame:
                 ids = [a]
             for a in ids[:-1]:
                 env.step(a)
-            text = engine.move_text(env.state, ids[-1])  # the whole move: 'meld 4H JK=5H 6H'
-            try:
-                env.step(ids[-1])  # an illegal action raises and changes nothing (API.md)
+            try:  # an illegal action raises, naming why, and changes nothing (API.md)
+                text = engine.move_text(env.state, ids[-1])  # the whole move: 'meld 4H JK=5H 6H'
+                env.step(ids[-1])
             except ValueError as e:
                 raise Rejected(409, str(e)) from None
             self.log.append({"who": "you", "action": text})

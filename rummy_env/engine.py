@@ -936,9 +936,16 @@ def move_text(state: GameState, action: int) -> str:
     """The text of the whole move a legal play-phase ``action`` finishes at this position
     (API.md's action text): at a jokers table with jokers named, ``meld 4H 5H 6H`` after
     ``joker as 5H`` is ``meld 4H JK=5H 6H``; otherwise ``action_text`` of the id (a
-    ``joker as <card>`` step included)."""
+    ``joker as <card>`` step included).
+
+    Raises:
+        IllegalActionError (a ``ValueError``): jokers are named and ``action`` finishes no
+            move here (no whole move to name); the message is ``apply``'s reason.
+    """
     if not state.named or state.phase != PLAY or is_joker_step(state, action):
         return action_text(action, state.table.kind)
+    if action not in legal_actions(state):
+        raise IllegalActionError(_illegal_reason(state, action))
     return _full_move_text(_move_of(state, action))
 
 

@@ -148,6 +148,9 @@ class raw_env(AECEnv):
         self.state: GameState | None = None
         self._seeder = np.random.default_rng()
         self._cache: tuple[int, np.ndarray] | None = None  # (seat, encoded observation)
+        # whether ``infos`` hold a finished hand's result: kept here, not read back from
+        # ``infos``, which ``last()`` hands to the caller, who may change or clear them
+        self._infos_hand_over = False
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -242,6 +245,7 @@ class raw_env(AECEnv):
             "match_won": [q in won for q in range(n)],
         }
         self.infos = {a: copy.deepcopy(info) for a in self.possible_agents}  # nothing shared between agents
+        self._infos_hand_over = info["hand_over"]
 
     @property
     def _payoff_type(self) -> type:
@@ -272,7 +276,7 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         if st.hand_over:
             self._hand_ended()
-        elif self.infos[agent]["hand_over"]:  # the first step of a match's next hand
+        elif self._infos_hand_over:  # the first step of a match's next hand
             self._set_infos()
         self.agent_selection = self.possible_agents[st.current]
         if self.render_mode == "human":

@@ -104,6 +104,39 @@ def test_infos_have_the_same_keys_and_types_at_every_step(episode):
     assert "" in outcomes and outcomes - {""}  # steps while playing and at a hand's end
 
 
+@pytest.mark.parametrize("make", [rummy_v0.env, rummy_v0.raw_env], ids=["wrapped", "raw"])
+def test_a_caller_clearing_the_info_from_last_changes_nothing_in_the_env(make):
+    """``last()`` hands the caller its info dict; a caller that clears it after every
+    ``last()`` plays the same match as one that leaves it alone, and each new hand's first
+    step still hands out a full info (with ``hand_over`` false again)."""
+    mine, twin = (make(episode="match", max_hands=3) for _ in range(2))
+    mine.reset(seed=4)
+    twin.reset(seed=4)
+    rng = np.random.default_rng(4)
+    ended, fresh = 0, 0
+    for _ in range(5000):
+        if not twin.agents:  # every agent stepped out of the finished episode
+            break
+        ob, r, term, trunc, info = mine.last()
+        _, r2, term2, trunc2, info2 = twin.last()
+        assert (mine.agent_selection, r, term, trunc) == (twin.agent_selection, r2, term2, trunc2)
+        if info:  # a full info: the env's own, refreshed since it was last cleared
+            assert info == info2
+            fresh += 1
+        ended += info2["hand_over"]
+        info.clear()
+        if term or trunc:
+            mine.step(None)
+            twin.step(None)
+            continue
+        a = int(rng.choice(np.flatnonzero(ob["action_mask"])))
+        mine.step(a)  # raised KeyError: 'hand_over' when the env read the cleared info back
+        twin.step(a)
+        assert mine.state_dict() == twin.state_dict()
+    assert not mine.agents and not twin.agents  # both episodes finished, the same way
+    assert ended >= 1 and fresh >= 2  # a hand ended mid-match and the next one's info came fresh
+
+
 def test_single_agent_infos_stored_in_a_torchrl_replay_buffer():
     torch = needs("torch")
     td_mod = needs("tensordict")

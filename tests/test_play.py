@@ -149,3 +149,24 @@ def test_only_the_players_own_cards_are_shown():
         assert card not in out
     for card in st["hands"][0]:
         assert card in out
+
+
+def test_a_move_number_of_thousands_of_digits_is_refused_and_asked_again():
+    """Python's int() refuses strings of more than 4300 digits; an over-long move number is
+    told to be no move and the prompt asks again; a long run of leading zeros still names
+    its move, and the game goes on."""
+    from rummy_env.frontends import play
+
+    huge = "7" * 5000
+    answers = [huge, "9" * 4301, "0" * 5000 + "1", "q"]
+    buf = io.StringIO()
+    rc = play.main(parse(["--opponent", "random", "--seed", "3"]), stdin=io.StringIO("\n".join(answers) + "\n"),
+                   console=Console(file=buf, width=100, highlight=False))
+    out = buf.getvalue()
+    assert rc == 0
+    assert "Exceeds the limit" not in out and "error" not in out
+    assert "there is no move 777777... (a number of 5000 digits): choose a number from 1 to" in out
+    assert "there is no move 999999... (a number of 4301 digits): choose a number from 1 to" in out
+    assert out.count("your move (1-") == 4  # asked again after each refusal, then the play phase
+    assert "you drew " in out  # 000...001 is move 1, 'draw stock'
+    assert "you left the game" in out

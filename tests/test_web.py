@@ -841,3 +841,34 @@ def test_a_move_with_a_joker_is_one_text_at_the_web_table(client):
     v = ans.json()["view"]
     assert v["melds"][0]["cards"] == ["4H", "JK=5H", "6H"]
     assert v["log"] == [{"who": "you", "action": "meld 4H JK=5H 6H"}]
+
+
+def test_an_illegal_action_id_after_naming_a_joker_is_a_409(client, table):
+    """Mid-move at a jokers table (RULES.md §10.2: 'joker as 5H' posted by id, the meld still
+    to come), an illegal action id is refused with 409 naming the move as illegal, and the
+    game is unchanged: the move can still be finished."""
+    from test_joker_steps import J5, SEAT0, SEAT1
+    from test_variants import variant_position
+
+    from rummy_env import state_json
+    from rummy_env.actions import action_text
+
+    pos = state_json.to_json(variant_position(J5, [SEAT0, SEAT1]))
+    sid = client.post("/api/position", json={"state": pos}).json()["session"]
+    r = client.post(f"/api/game/{sid}/move", json={"action_id": 580 + 30})  # joker as 5H
+    assert r.status_code == 200, r.text
+    view = r.json()["view"]
+    assert view["to_move"] == "you" and [a["action"] for a in view["legal"]] == ["meld 4H JK=5H 6H"]
+    kind = table.game(sid).env.kind
+    meld_3h = next(a for a in range(table.game(sid).env.num_actions) if action_text(a, kind) == "meld 3H 4H 5H")
+    for bad, needle in ((0, "'draw stock' is illegal: player 0 has drawn this turn"),
+                        (meld_3h, "'meld 3H 4H 5H' is illegal")):
+        before = server_state(table, sid)
+        r = client.post(f"/api/game/{sid}/move", json={"action_id": bad})
+        assert r.status_code == 409, (bad, r.status_code, r.text)
+        assert needle in r.json()["detail"], r.json()
+        assert server_state(table, sid) == before
+        assert client.get(f"/api/game/{sid}").json()["view"] == view
+    r = client.post(f"/api/game/{sid}/move", json={"action_id": view["legal"][0]["id"]})
+    assert r.status_code == 200, r.text
+    assert r.json()["frames"][0]["action"] == "meld 4H JK=5H 6H"
