@@ -434,6 +434,28 @@ class OpponentPool:
         self._stack: tuple[torch.Tensor, torch.Tensor, int] | None = None
         self._stack_spec: dict | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The pool without its stack's tensors (a copy of the slotted snapshots' trunk
+        weights, most of its size): ``__setstate__`` copies them in again."""
+        d = self.__dict__.copy()
+        if d["_stack"] is not None:
+            wt, bias, width = d["_stack"]
+            d["_stack"] = ("rebuild", wt.shape[1], width)
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        if self._stack is not None and self._stack[0] == "rebuild":
+            _, t, width = self._stack
+            n = len(self.slotted)
+            wt, bias = torch.zeros(n * width, t), torch.zeros(n, t)
+            for slot, agent in enumerate(self.slotted):
+                if agent is not None:
+                    linear = agent.net.features.trunk[0]
+                    wt[slot * width:(slot + 1) * width] = linear.weight.detach().t()
+                    bias[slot] = linear.bias.detach()
+            self._stack = (wt, bias, width)
+
     def clear(self) -> None:
         """Drop every snapshot (and the window); the stack's slots are free again."""
         for a in self.slotted:
