@@ -88,7 +88,7 @@ def test_reference_runs_train_what_their_published_rows_were_trained_with(tmp_pa
     from rummy_env.benchmark.tasks import get_task
 
     added_since = {"precision": "float32", "init_policy": "", "snapshot_rotation": 0, "discard_head": "dense",
-                   "warmstart_meld_weight": 1.0}
+                   "warmstart_meld_weight": 1.0, "deadwood_shaping": 0.0}
     rows = sorted(Path(__file__).resolve().parents[1].glob("benchmark/rows/*/*.json"))
     checked = 0
     for path in rows:
