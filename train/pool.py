@@ -445,7 +445,7 @@ class OpponentPool:
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
-        if self._stack is not None and self._stack[0] == "rebuild":
+        if self._stack is not None and isinstance(self._stack[0], str):  # pickled by __getstate__
             _, t, width = self._stack
             n = len(self.slotted)
             wt, bias = torch.zeros(n * width, t), torch.zeros(n, t)
