@@ -228,6 +228,12 @@ def main(args: argparse.Namespace) -> int:
     """
     from .tournament import make_tables, run_tournament
 
+    if args.out is not None and not args.out.strip():
+        raise ValueError("--out must name an output folder, got an empty path (leave --out out to write no files)")
+    if isinstance(args.workers, int) and isinstance(args.deals, int) and args.deals >= 1 \
+            and args.workers > args.deals:
+        raise ValueError(f"--workers {args.workers} is more than the {args.deals} deal(s) to play, so "
+                         f"{args.workers - args.deals} worker(s) would have no work: give --workers 1..{args.deals}")
     if args.out:  # fail before the tournament, not after it
 
         try:

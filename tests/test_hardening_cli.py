@@ -372,3 +372,18 @@ def test_act_refuses_an_oversized_body_before_reading_it_all(export_dirs, declar
     assert sent[0]["status"] == 413
     limit_chunks = MAX_BODY_BYTES // len(chunk) + 1
     assert reads[0] <= (0 if declare_length else limit_chunks), reads[0]
+
+
+# ------------------------------------------------------------------ rummy eval
+
+def test_eval_out_empty_is_refused_and_writes_nothing(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert rummy(["eval", "--agents", "random", "greedy", "--deals", "1", "--out", ""]) == 2
+    assert "--out must name an output folder, got an empty path" in _err(capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_eval_more_workers_than_deals_is_refused(capsys):
+    assert rummy(["eval", "--agents", "random", "greedy", "--deals", "1", "--workers", "12"]) == 2
+    err = _err(capsys)
+    assert "--workers 12 is more than the 1 deal(s) to play" in err and "give --workers 1..1" in err
