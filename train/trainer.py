@@ -626,8 +626,7 @@ class Trainer:
 
         return {"env": self.venv.get_state(), "last_obs": np.array(self.model._last_obs),
                 "episode_starts": np.array(self.model._last_episode_starts),
-                "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
-                "workers": self.cfg.workers, "n_envs": self.cfg.n_envs}
+                "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()}}
 
     def _continue_games(self, exact: dict[str, Any]) -> bool:
         """Put the checkpoint's games back in play and its last observations into the model;
