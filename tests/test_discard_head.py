@@ -180,6 +180,50 @@ def test_a_new_head_starts_at_zero_and_then_adds_its_scores_to_the_discard_logit
     assert acts.numpy().tolist() == want.tolist()
 
 
+def test_the_update_scores_only_the_rows_where_a_discard_is_legal_and_loses_nothing():
+    """A row without a legal discard has its discard logits masked out: leaving them
+    unscored changes no legal log-probability, entropy or gradient."""
+    policy = _policy(True)
+    _randomize(policy)
+    obs, masks = _positions(40)
+    has_discard = masks[:, DISCARD_BASE:DISCARD_BASE + 52].any(1)
+    assert 0 < has_discard.sum() < len(has_discard)  # draws and discards both in the batch
+    full = policy.with_card_features(obs)
+    m = torch.as_tensor(masks, dtype=torch.bool)
+    acts = torch.as_tensor([int(np.flatnonzero(r)[-1]) for r in masks])  # a legal action each
+    fx = policy.features_extractor
+
+    def every_row():  # the scores of every row, then masking: the reference
+        latent_pi, latent_vf = policy.mlp_extractor(fx(full))
+        logp, _ = policy._log_probs(fx.scored(policy.action_net(latent_pi), full), m)
+        return policy.value_net(latent_vf), logp
+
+    seen = []
+    hook = fx.discard_scorer.register_forward_hook(lambda mod, args, out: seen.append(args[0].shape[0]))
+    values, log_prob, entropy = policy.evaluate_actions(full, acts, m)
+    hook.remove()
+    assert seen == [int(has_discard.sum())]  # the head ran on the discard rows alone
+    (log_prob.sum() + entropy.sum() + values.sum()).backward()
+    grads = [p.grad.clone() for p in fx.discard_scorer.parameters()]
+    policy.zero_grad()
+    with torch.no_grad():
+        ref_values, ref_all = every_row()
+    torch.testing.assert_close(log_prob, ref_all.gather(-1, acts[:, None]).squeeze(-1))
+    torch.testing.assert_close(values, ref_values)
+    # the reference's entropy (over the legal actions) and the same total's gradient
+    ref_values, ref_logp = every_row()
+    ref_ent = -torch.where(m, ref_logp.exp() * ref_logp, torch.zeros_like(ref_logp)).sum(-1)
+    torch.testing.assert_close(entropy, ref_ent)
+    (ref_logp.gather(-1, acts[:, None]).sum() + ref_ent.sum() + ref_values.sum()).backward()
+    for got, want in zip(grads, (p.grad for p in fx.discard_scorer.parameters())):
+        torch.testing.assert_close(got, want)
+    assert float(grads[-2].abs().max()) > 0  # the head is trained by the discard rows
+    # the rollout's sampled actions come from the same distribution: argmax agrees
+    acts_fast, _, _ = policy(full, deterministic=True, action_masks=masks)
+    want = np.where(masks > 0, ref_logp.detach().numpy(), -np.inf).argmax(1)
+    assert acts_fast.numpy().tolist() == want.tolist()
+
+
 @pytest.mark.parametrize("head", [True, "cards+stock"])
 def test_the_onnx_graph_has_the_heads_scores(tmp_path, head):
     needs("onnxruntime", "export")

@@ -28,7 +28,10 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+from rummy_env.actions import DISCARD_BASE
 from rummy_env.agents.masking import mask_logits
+
+from .features import add_discard_scores
 
 
 
@@ -81,9 +84,13 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
         """The features extractor's ``CardDiscardHead`` (``discard_head = "cards"``), else None."""
         return getattr(self.features_extractor, "discard_scorer", None)
 
-    def _heads(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _heads(self, obs: torch.Tensor, masks: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Float32 logits ``[B, N]`` and values ``[B, 1]`` (the layers in bfloat16 when ``bf16``);
-        with a discard head, its scores added to the discard logits."""
+        with a discard head, its scores added to the discard logits. ``masks`` (bool
+        ``[B, N]``, the legal actions) lets the discard head score only the rows where a
+        discard is legal: elsewhere the discard logits are masked out, so their scores change
+        no legal action's log-probability and get no gradient (the other rows' discard
+        logits are left without scores)."""
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
             if self.discard_scorer is None:
                 latent_pi, latent_vf = self._latents(obs)
@@ -92,9 +99,25 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
                 fx = self.features_extractor
                 full = fx.full_features(obs)
                 latent_pi, latent_vf = self.mlp_extractor(fx(full))
-                logits = fx.scored(self.action_net(latent_pi), full)
+                logits = self.action_net(latent_pi)
+                if masks is None:
+                    logits = fx.scored(logits, full)
+                else:
+                    logits = add_discard_scores(logits, self._discard_rows_scores(full, masks))
             values = self.value_net(latent_vf)
         return logits.float(), values.float()
+
+    def _discard_rows_scores(self, full: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+        """The discard head's scores ``[B, 52]`` of the rows of ``full`` where ``masks`` has a
+        legal discard (``actions.DISCARD_BASE`` + card), zeros in the other rows."""
+        rows = masks[:, DISCARD_BASE:DISCARD_BASE + 52].any(1)
+        n = int(rows.sum())
+        if n == rows.shape[0]:
+            return self.discard_scorer(full)
+        scores = self.discard_scorer(full[rows]) if n else full.new_zeros((0, 52))
+        out = scores.new_zeros((full.shape[0], 52))
+        out[rows] = scores
+        return out
 
     def get_distribution(self, obs: torch.Tensor, action_masks: Optional[np.ndarray] = None):
         """sb3-contrib's (what ``predict`` and ``PPOAgent.logits`` read); with a discard head,
@@ -142,8 +165,9 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
         draws of the Gumbel noise, else ``torch.rand_like`` of the logits (the pipelined
         rollout draws a whole step's at once, so the rows' noise does not depend on the
         order in which the workers are answered)."""
-        logits, values = self._heads(obs)
-        logp, _ = self._log_probs(logits, action_masks)
+        masks = None if action_masks is None else _mask_tensor(action_masks, (obs.shape[0], -1), obs.device)
+        logits, values = self._heads(obs, masks)
+        logp, _ = self._log_probs(logits, masks)
         if deterministic:
             actions = logp.argmax(dim=-1)
         else:
@@ -155,8 +179,9 @@ class FastMaskablePolicy(MaskableActorCriticPolicy):
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor,
                          action_masks: Optional[torch.Tensor] = None
                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        logits, values = self._heads(obs)
-        logp, masks = self._log_probs(logits, action_masks)
+        masks = None if action_masks is None else _mask_tensor(action_masks, (obs.shape[0], -1), obs.device)
+        logits, values = self._heads(obs, masks)
+        logp, masks = self._log_probs(logits, masks)
         log_prob = logp.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
         if masks is None:
             p_log_p = logp.exp() * logp
