@@ -21,7 +21,8 @@ Endpoints (FastAPI; the server binds 127.0.0.1 unless ``--host`` is given):
   ``"off_training_rules": true`` and a ``"note"``. The body must be sent as
   ``Content-Type: application/json`` (else 415) and be at most ``MAX_BODY_BYTES``
   (64 KiB; else 413, refused from its Content-Length before it is read, or as soon
-  as a chunked body passes the limit).
+  as a chunked body passes the limit). These checks (``read_json_body``) are shared
+  with ``rummy web``.
 - ``GET /spec``: the policy's ``spec.json``.
 - ``GET /health``: ``{"status": "ok", "env": "rummy_v0", "rules": ..., "num_players": n}``.
 
@@ -43,6 +44,63 @@ from starlette.concurrency import run_in_threadpool
 from rummy_env.agents.onnx_agent import OnnxAgent
 
 DEFAULT_HOST = "127.0.0.1"
+
+
+MAX_BODY_BYTES = 64 * 1024  # a full position is about 1 KB
+
+
+class BodyRefused(ValueError):
+    """A request body refused before it is parsed; ``status`` is the HTTP status (400,
+    413 or 415), the message the reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def json_content_type_refusal(content_type: str | None) -> str | None:
+    """Why a request with this ``Content-Type`` header is not a JSON request, or ``None``
+    when it is one (``application/json``, parameters such as ``charset`` allowed).
+
+    A browser sends a cross-site ``text/plain`` or form POST without asking the server
+    first (a CORS "simple" request); one sent as ``application/json`` is preceded by a
+    preflight, which these servers do not allow (they send no CORS headers), so the
+    browser never sends it. Requiring
+    the JSON type is what keeps other sites' pages from posting to them."""
+    if (content_type or "").split(";")[0].strip().lower() == "application/json":
+        return None
+    return f"Content-Type must be application/json, got {content_type or 'none'!r}"
+
+
+async def read_json_body(request: Any, limit: int | None = None) -> bytes:
+    """The raw body of ``request`` (a Starlette ``Request``), sent as JSON and at most
+    ``limit`` bytes (default ``MAX_BODY_BYTES``), read only up to the limit: a
+    ``Content-Length`` above it is refused before a byte of the body is read, and a
+    streamed (chunked) body as soon as it passes it, so a huge body never sits in memory.
+
+    Raises:
+        BodyRefused: 415 the Content-Type is not ``application/json``
+            (``json_content_type_refusal``); 400 a Content-Length that is not a byte
+            count; 413 a body larger than ``limit``.
+    """
+    limit = MAX_BODY_BYTES if limit is None else limit
+    why = json_content_type_refusal(request.headers.get("content-type"))
+    if why is not None:
+        raise BodyRefused(415, why)
+    too_big = f"the body is larger than {limit} bytes, the most a request of this server takes"
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise BodyRefused(400, f"Content-Length must be a byte count, got {length[:40]!r}")
+        if int(length) > limit:  # refused before a byte of it is read
+            raise BodyRefused(413, too_big)
+    chunks, size = [], 0
+    async for chunk in request.stream():  # a chunked body is read only up to the limit
+        size += len(chunk)
+        if size > limit:
+            raise BodyRefused(413, too_big)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class PositionRejected(ValueError):
@@ -164,27 +222,13 @@ def create_app(policy_dir: str | Path) -> Any:
 
     @app.post("/act")
     async def act(request: Request) -> JSONResponse:
-        ctype = request.headers.get("content-type", "")
-        if ctype.split(";")[0].strip().lower() != "application/json":
-            return JSONResponse({"detail": f"Content-Type must be application/json, got {ctype or 'none'!r}"},
-                                status_code=415)
-        too_big = {"detail": f"the body is larger than {MAX_BODY_BYTES} bytes, the most a position takes"}
-        length = request.headers.get("content-length")
-        if length is not None:
-            if not length.isdigit():
-                return JSONResponse({"detail": f"Content-Length must be a byte count, got {length!r}"},
-                                    status_code=400)
-            if int(length) > MAX_BODY_BYTES:  # refused before a byte of it is read
-                return JSONResponse(too_big, status_code=413)
-        chunks, size = [], 0
-        async for chunk in request.stream():  # a chunked body is read only up to the limit
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                return JSONResponse(too_big, status_code=413)
-            chunks.append(chunk)
+        try:
+            body = await read_json_body(request)
+        except BodyRefused as e:
+            return JSONResponse({"detail": str(e)}, status_code=e.status)
         # parsed, checked and answered in a worker thread: the event loop stays free, so
         # /health and other requests are answered while a position is being checked
-        return await run_in_threadpool(_answer, b"".join(chunks))
+        return await run_in_threadpool(_answer, body)
 
     def _answer(body: bytes) -> JSONResponse:
         try:
@@ -201,9 +245,6 @@ def create_app(policy_dir: str | Path) -> Any:
             return JSONResponse({"detail": "the position is nested too deeply"}, status_code=422)
 
     return app
-
-
-MAX_BODY_BYTES = 64 * 1024  # a full position is about 1 KB
 
 
 def make_server(policy_dir: str | Path, port: int, host: str = DEFAULT_HOST, log_level: str = "info") -> Any:
