@@ -1,5 +1,5 @@
-"""``rummy web [--port P] [--agent NAME] [--rules RULES] [--seed S] [--cache DIR]``: a
-practice table in the browser.
+"""``rummy web [--port P] [--agent NAME] [--rules RULES] [--seed S] [--allow-seed] [--cache DIR]``:
+a practice table in the browser.
 
 One process (FastAPI + uvicorn, bound to 127.0.0.1 only) serves a single page (plain
 HTML/CSS/JS in ``web_table/static/``, no build step) on which a person plays heads-up
@@ -13,7 +13,8 @@ The opponent (``--agent``) is by default the shipped policy exported to ONNX
 ``$XDG_CACHE_HOME/rummy-env`` or ``~/.cache/rummy-env``), or any name
 ``rummy_env.agents.make_agent`` takes (``heuristic``, ``greedy``, ``random``,
 ``pretrained``, ``onnx:DIR``, ``ppo:PATH``, and ``search`` where it exists). The
-computer acts on its own observation and action mask only (``env.observe``).
+computer acts on its own observation and action mask only (``env.observe``). A policy
+is loaded once and plays every game (one inference session per policy: ``Opponent``).
 
 Every heads-up table is played. 500 Rum (``--rules rum500``, RULES.md §10.4-10.5): the
 whole discard pile is shown and may be dug (``draw discard 7H``), each seat's meld
@@ -36,6 +37,7 @@ Games are held server-side, one per session id. The JSON API (every error is
 ==============================  ==========================================================
 ``GET /api/config``             the opponent, the default rules, the presets, the positions
 ``POST /api/new``               ``{"rules"?: preset | object, "seed"?: int}``: a new match
+                                (``seed`` only at a practice table: ``--allow-seed``)
 ``POST /api/position``          ``{"name": position}`` or ``{"state": STATE, "seat"?: 0|1}``
 ``GET /api/game/{id}``          the table as the person sees it
 ``POST /api/game/{id}/move``    ``{"action": "meld 4H 5H 6H"}`` or ``{"action_id": 159}``
@@ -46,10 +48,20 @@ Every game answer is ``{"session", "view", "frames"}``: ``view`` is the table
 after everything (``TableGame.view``), ``frames`` the moves this request made, each
 ``{"who": "you" | "computer", "action": text, "view": the table after it}``: the
 person's move (for ``move``), then the computer's moves until the person is to move
-again or the hand is over, for the page to show one at a time. Status codes: 400 a body that is not the JSON asked for; 404 an
-unknown session id or position name; 409 a move that is not legal now (the engine's
-reason; the game is unchanged), or ``next`` while the hand is on; 422 a STATE or rules
-the engine refuses (its message).
+again or the hand is over, for the page to show one at a time. Status codes: 400 a body
+that is not the JSON asked for, a ``seed`` at a table that takes none, or a ``Host``
+other than the table's own; 403 a request from another site's page (its ``Origin``);
+404 an unknown session id or position name; 409 a move that is not legal now (the
+engine's reason; the game is unchanged), or ``next`` while the hand is on; 413 a body
+over ``MAX_BODY_BYTES``; 415 a POST not sent as ``application/json``; 422 a STATE or
+rules the engine refuses (its message).
+
+Only this machine's page is served (``request_refusal``): ``Host`` must be
+``127.0.0.1:PORT`` or ``localhost:PORT`` (against DNS rebinding), an ``Origin`` must be
+the table's own, and a POST must be JSON (another site's page cannot send that without
+a CORS preflight, which is not answered). Games are played in worker threads, so
+``/api/config`` and other games answer while the computer thinks or a shipped policy
+is exported on first use.
 
 Hidden information (RULES.md §1, API.md "Agents"): a view carries the person's own
 hand, the table melds, the upcard, the discard pile's size, the stock's size and the
@@ -170,8 +182,25 @@ def exported_pretrained(cache_dir: str | os.PathLike | None = None, preset: str 
     return out
 
 
+def shared_agent(agent: Any) -> bool:
+    """Whether ``agent`` may be played by every game of the server at once: a greedy
+    policy that keeps no state between decisions and ignores its seed (``OnnxAgent``,
+    whose onnxruntime session may be run from several threads at once, and
+    ``PPOAgent``). One such agent per policy keeps the server's memory flat in the
+    number of games; any other agent (the scripted ones, ``search``, an outside agent)
+    is built for each game with that game's seed."""
+    from rummy_env.agents.onnx_agent import OnnxAgent
+    from rummy_env.agents.ppo_agent import PPOAgent
+
+    return isinstance(agent, (OnnxAgent, PPOAgent))
+
+
 class Opponent:
     """``make(seed) -> agent`` for one ``--agent`` name (what ``opponent_factory`` returns).
+
+    A policy (``shared_agent``) is loaded once, on the first call, and that one agent
+    (one inference session) plays in every game; other agents are built per call. Calls
+    may come from several threads at once (the server plays games in worker threads).
 
     Args:
         spec: the ``rummy_env.agents.make_agent`` name it builds.
@@ -179,20 +208,38 @@ class Opponent:
         fallback: the agent played instead at a table this one does not fit (its
             observation or action count is another table's), or ``None``: such a
             table is refused. Only the default opponent has one (``heuristic``).
+        cache_dir: where the shipped policies are exported (``exported_pretrained``).
+        shipped: the default opponent: at each table the policy shipped for it.
+        agent: an agent already built from ``spec`` (``opponent_factory``'s check),
+            kept when it can be shared.
     """
 
-    def __init__(self, spec: str, name: str, fallback: str | None = None,
-                 cache_dir: str | os.PathLike | None = None, shipped: bool = False) -> None:
+    def __init__(self, spec: str | None, name: str, fallback: str | None = None,
+                 cache_dir: str | os.PathLike | None = None, shipped: bool = False, agent: Any = None) -> None:
         self.spec, self.name, self.fallback = spec, name, fallback
         self.cache_dir, self.shipped = cache_dir, shipped
         self._by_preset: dict[str, "Opponent"] = {}
+        self._shared: Any = agent if agent is not None and shared_agent(agent) else None
+        self._lock = threading.Lock()  # one export and one load, however many games ask at once
+        self._tables_lock = threading.Lock()
 
     def __call__(self, seed: int | None) -> Any:
+        """The agent for one game: the shared policy, or a new agent seeded with ``seed``.
+
+        Raises:
+            ValueError: an agent that cannot be built (``make_agent``), or a failed
+                first-use export of the shipped policy (``exported_pretrained``)."""
         from rummy_env.agents import make_agent
 
-        if self.spec is None:  # the shipped classic policy, exported on first use
-            self.spec = f"onnx:{exported_pretrained(self.cache_dir)}"
-        return make_agent(self.spec, seed=seed)
+        with self._lock:
+            if self._shared is not None:
+                return self._shared
+            if self.spec is None:  # the shipped classic policy, exported on first use
+                self.spec = f"onnx:{exported_pretrained(self.cache_dir)}"
+            agent = make_agent(self.spec, seed=seed)
+            if shared_agent(agent):
+                self._shared = agent
+            return agent
 
     def for_table(self, rules: Rules) -> "Opponent":
         """The opponent at a table of ``rules``: for the default opponent (``shipped``) the
@@ -206,11 +253,13 @@ class Opponent:
         preset = pretrained_for(rules) if self.shipped else None
         if preset is None or preset == "classic":
             return self
-        if preset not in self._by_preset:
-            folder = exported_pretrained(self.cache_dir, preset)
-            self._by_preset[preset] = Opponent(f"onnx:{folder}", f"{DEFAULT_AGENT} (the policy shipped for {preset})",
-                                               fallback=self.fallback)
-        return self._by_preset[preset]
+        with self._tables_lock:
+            if preset not in self._by_preset:
+                folder = exported_pretrained(self.cache_dir, preset)
+                self._by_preset[preset] = Opponent(f"onnx:{folder}",
+                                                   f"{DEFAULT_AGENT} (the policy shipped for {preset})",
+                                                   fallback=self.fallback)
+            return self._by_preset[preset]
 
 
 def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | None = None
@@ -221,7 +270,8 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
     (``exported_pretrained``, when a table first needs it: ``Opponent.for_table``,
     ``fit_opponent``); ``heuristic`` plays for it at a table no shipped policy plays.
     Any other name goes to ``rummy_env.agents.make_agent`` and must fit the table it is
-    asked to play; one agent of it is built here, so a bad name fails at once.
+    asked to play; one agent of it is built here, so a bad name fails at once (a policy
+    built here is the one every game plays: ``Opponent``).
 
     Raises:
         ValueError: an unknown agent name (the message lists the allowed ones), a
@@ -236,10 +286,10 @@ def opponent_factory(name: str = DEFAULT_AGENT, cache_dir: str | os.PathLike | N
         desc = f"{DEFAULT_AGENT} (the shipped policy)"
         return Opponent(None, desc, fallback=FALLBACK_AGENT, cache_dir=cache_dir, shipped=True), desc
     try:
-        make_agent(name, seed=0)
+        checked = make_agent(name, seed=0)
     except ValueError as e:
         raise ValueError(f"--agent: {e}; or '{DEFAULT_AGENT}' (the shipped policy exported to ONNX)") from None
-    return Opponent(name, name), name
+    return Opponent(name, name, agent=checked), name
 
 
 def fit_opponent(make_opponent: Callable[[int | None], Any], agent_name: str, rules: Rules,
@@ -630,8 +680,14 @@ class WebTable:
         make_opponent: ``make(seed) -> agent`` (``opponent_factory``).
         agent_name: the opponent's name shown on the page.
         rules: the default rules of a new match (a preset name or a rules object).
-        seed: seeds the first match; later matches use ``seed + k`` (``None``: random).
+        seed: seeds the first match; later matches use ``seed + k`` (``None``: every
+            deal from the operating system's random source, ``secrets``).
         positions: the practice positions (``load_positions``).
+        allow_seed: whether ``/api/new`` takes a ``seed`` from the client (``--allow-seed``).
+            A client that chose the seed can work out the computer's hand and the order
+            of the stock, so this is for practice and replays only; ``None`` (the default)
+            allows it exactly when ``seed`` is given (a seeded server's deals are
+            reproducible already: a small ``seed`` can be found from one's own hand).
 
     Raises:
         ValueError: rules that are unknown or not heads-up, or an opponent that cannot
@@ -639,7 +695,8 @@ class WebTable:
     """
 
     def __init__(self, make_opponent: Callable[[int | None], Any], agent_name: str, rules: Any = "classic",
-                 seed: int | None = None, positions: dict[str, dict[str, Any]] | None = None) -> None:
+                 seed: int | None = None, positions: dict[str, dict[str, Any]] | None = None,
+                 allow_seed: bool | None = None) -> None:
         self.rules = Rules.make(rules)
         if self.rules.num_players != 2:
             raise ValueError(f"the web table is heads-up: rules with num_players 2, got {self.rules.num_players}")
@@ -648,21 +705,25 @@ class WebTable:
         # the opponent at the default table: one that does not fit it fails here (fit_opponent)
         _, self.table_agent, self.agent_note = fit_opponent(make_opponent, agent_name, self.rules, 0)
         self.seed = seed
+        self.allow_seed = (seed is not None) if allow_seed is None else bool(allow_seed)
         self.matches = 0
         self.positions = load_positions() if positions is None else positions
         self.sessions: OrderedDict[str, TableGame] = OrderedDict()
         self.lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
-        """``{"agent", "agent_note", "rules", "presets", "positions"}``: ``agent`` the
+        """``{"agent", "agent_note", "rules", "presets", "positions", "allow_seed"}``: ``agent`` the
         opponent at the default rules' table (``heuristic`` for the default opponent at a
         500 Rum table, with ``agent_note`` saying why; else ``agent_note`` is null);
         ``presets`` the presets the (heads-up) table can start, those whose player range
-        holds 2 (``rules.preset_players``: not ``two_decks``, 5-7 players)."""
+        holds 2 (``rules.preset_players``: not ``two_decks``, 5-7 players); ``allow_seed``
+        whether ``/api/new`` takes a client's ``seed``. Reads no game: it is answered at
+        once while games are being played."""
         return {"agent": self.table_agent, "agent_note": self.agent_note, "rules": self.rules.to_json(),
                 "presets": [p for p in PRESETS if preset_players(p)[0] <= 2],
                 "positions": [{"name": k, "title": v["title"], "teaches": v["teaches"]}
-                              for k, v in self.positions.items()]}
+                              for k, v in self.positions.items()],
+                "allow_seed": self.allow_seed}
 
     def _add(self, game: TableGame) -> dict[str, Any]:
         sid = secrets.token_urlsafe(16)
@@ -682,7 +743,14 @@ class WebTable:
             return g
 
     def new_match(self, body: Any) -> dict[str, Any]:
-        """``{"rules"?: ..., "seed"?: int}`` -> a new session. Raises ``Rejected`` (400, 422)."""
+        """``{"rules"?: ..., "seed"?: int}`` -> a new session.
+
+        Raises:
+            Rejected: 400 another form, a ``seed`` that is no int in 0..2**63-1, or a
+                ``seed`` at a table that takes none from the client (``allow_seed``; the
+                message names ``--allow-seed``); 422 rules the engine refuses or the
+                opponent cannot play.
+        """
         if body is None:
             body = {}
         if not isinstance(body, dict) or set(body) - {"rules", "seed"}:
@@ -695,6 +763,10 @@ class WebTable:
             except (ValueError, TypeError) as e:
                 raise Rejected(422, f"rules: {e}") from None
         seed = body.get("seed")
+        if seed is not None and not self.allow_seed:
+            raise Rejected(400, "a seed is taken only by a practice table: start rummy web with --allow-seed "
+                                "(or --seed S); whoever chose the seed can work out the computer's hand and the "
+                                "stock, so a table for fair play deals from a random seed of its own")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63):
             raise Rejected(400, f"seed must be an int in 0..2**63-1, got {seed!r:.100}")
         if seed is None and self.seed is not None:
@@ -746,16 +818,101 @@ class WebTable:
             return {"session": sid, "view": game.view(), "frames": frames}
 
 
+def own_origins(port: int) -> tuple[set[str], set[str]]:
+    """``(hosts, origins)``: the ``Host`` headers and the ``Origin`` headers of requests
+    that this machine's browser sends to the table on 127.0.0.1:``port``
+    (``127.0.0.1:PORT`` and ``localhost:PORT``; at port 80 the bare names too)."""
+    hosts = {f"{HOST}:{port}", f"localhost:{port}"}
+    if port == 80:
+        hosts |= {HOST, "localhost"}
+    return hosts, {f"http://{h}" for h in hosts}
+
+
+def request_refusal(method: str, headers: dict[str, list[str]], server: Any) -> tuple[int, str] | None:
+    """``(status, reason)`` for a request the table refuses before it is routed, or ``None``.
+
+    The table is for the person at this machine, so a request must come from its own
+    page: ``Host`` is ``127.0.0.1:PORT`` or ``localhost:PORT`` (``PORT`` the port the
+    server listens on, ``server[1]``; another name is a DNS-rebinding page whose name
+    was pointed at 127.0.0.1), an ``Origin``, when sent, is ``http://127.0.0.1:PORT`` or
+    ``http://localhost:PORT`` (another site's page), and every request other than GET
+    and HEAD is sent as ``application/json`` (a browser posts ``text/plain`` and forms
+    to any site without asking; ``json_content_type_refusal`` of ``rummy serve``).
+
+    Args:
+        method: the HTTP method.
+        headers: lower-case header names -> their values, in order.
+        server: the ASGI scope's ``server``: ``(host, port)`` of the listening socket.
+
+    Returns:
+        400 a missing, repeated or foreign ``Host``; 403 a foreign ``Origin``; 415 a body
+        that is not declared JSON; ``None`` for a request of the table's own page.
+    """
+    from .serve import json_content_type_refusal
+
+    if not server or len(server) < 2 or not isinstance(server[1], int):
+        return 400, "the table answers requests on its TCP port only"
+    port = server[1]
+    hosts, origins = own_origins(port)
+    shown = f"{HOST}:{port} or localhost:{port}"
+    host = headers.get("host", [])
+    if len(host) != 1 or host[0].lower() not in hosts:
+        got = "none" if not host else repr(", ".join(host)[:100])
+        return 400, (f"Host must be {shown} (this table serves this machine's browser only), got {got}")
+    origin = headers.get("origin", [])
+    if origin and (len(origin) != 1 or origin[0].lower() not in origins):
+        return 403, (f"requests from another site's page are refused: Origin must be http://{HOST}:{port} or "
+                     f"http://localhost:{port}, got {', '.join(origin)[:100]!r}")
+    if method not in ("GET", "HEAD"):
+        ctype = headers.get("content-type", [])
+        why = json_content_type_refusal(ctype[0] if len(ctype) == 1 else None)
+        if why is not None:
+            return 415, f"{why}; every {method} of this API is sent as JSON"
+    return None
+
+
+class OwnPageOnly:
+    """ASGI middleware: answers a request ``request_refusal`` refuses with its status and
+    ``{"detail": reason}``, before any route sees it; passes every other one to ``app``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http":
+            headers: dict[str, list[str]] = {}
+            for k, v in scope.get("headers", ()):
+                headers.setdefault(k.decode("latin-1").lower(), []).append(v.decode("latin-1"))
+            refused = request_refusal(scope.get("method", "GET"), headers, scope.get("server"))
+            if refused is not None:
+                status, reason = refused
+                await JSONResponse({"detail": reason}, status_code=status)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(table: WebTable) -> Any:
     """The FastAPI app of ``table``: the page at ``/``, its files at ``/static``, the API at ``/api``.
+
+    Every request passes ``request_refusal`` first (``OwnPageOnly``); a body is read
+    only up to ``MAX_BODY_BYTES`` (``rummy_env.frontends.serve.read_json_body``: 413
+    above it, 415 if not JSON). Games are played in worker threads (starlette's
+    ``run_in_threadpool``): the computer's turn, a new game's first-use export of a
+    shipped policy, a position's checks; so the event loop stays free and
+    ``/api/config`` (answered on it) and other players' requests do not wait for them.
 
     Raises:
         ValueError: fastapi is not installed (the message says what to install).
     """
     if _FASTAPI_MISSING is not None:
         raise ValueError(f"rummy web needs fastapi and uvicorn (pip install 'rummy-env[web]'): {_FASTAPI_MISSING}")
+    from starlette.concurrency import run_in_threadpool
+
+    from .serve import BodyRefused, read_json_body
+
     app = FastAPI(title="rummy web table", description="play Straight Rummy against the computer")
     app.state.table = table
+    app.add_middleware(OwnPageOnly)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
 
     @app.exception_handler(Rejected)
@@ -763,11 +920,12 @@ def create_app(table: WebTable) -> Any:
         return JSONResponse({"detail": str(e)}, status_code=e.status)
 
     async def body_of(request: Request) -> Any:
-        raw = await request.body()
+        try:
+            raw = await read_json_body(request, MAX_BODY_BYTES)
+        except BodyRefused as e:
+            raise Rejected(e.status, str(e)) from None
         if not raw:
             return None
-        if len(raw) > MAX_BODY_BYTES:
-            raise Rejected(400, f"the body is {len(raw)} bytes; at most {MAX_BODY_BYTES}")
         try:
             return json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -775,38 +933,42 @@ def create_app(table: WebTable) -> Any:
         except (ValueError, RecursionError) as e:
             raise Rejected(400, f"the body is not usable JSON: {str(e)[:200]}") from None
 
+    async def in_thread(work: Callable[[], dict[str, Any]]) -> JSONResponse:
+        """``work()`` (a game's engine and opponent work) run in a worker thread, answered as JSON."""
+        return await run_in_threadpool(lambda: JSONResponse(work()))
+
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html")
 
     @app.get("/api/config")
-    def config() -> dict:
-        return table.config()
+    async def config() -> JSONResponse:  # on the event loop: it reads no game, so it never waits for one
+        return JSONResponse(table.config())
 
     @app.post("/api/new")
     async def new(request: Request) -> JSONResponse:
-        return JSONResponse(table.new_match(await body_of(request)))
+        body = await body_of(request)
+        return await in_thread(lambda: table.new_match(body))
 
     @app.post("/api/position")
     async def position(request: Request) -> JSONResponse:
-        return JSONResponse(table.load_position(await body_of(request)))
+        body = await body_of(request)
+        return await in_thread(lambda: table.load_position(body))
 
     @app.get("/api/game/{sid}")
-    def get_game(sid: str) -> JSONResponse:
-        return JSONResponse(table.answer(sid, table.game(sid), []))
+    async def get_game(sid: str) -> JSONResponse:
+        return await in_thread(lambda: table.answer(sid, table.game(sid), []))
 
     @app.post("/api/game/{sid}/move")
     async def move(sid: str, request: Request) -> JSONResponse:
         g = table.game(sid)
         body = await body_of(request)
-        frames = g.move(body)
-        return JSONResponse(table.answer(sid, g, frames))
+        return await in_thread(lambda: table.answer(sid, g, g.move(body)))
 
     @app.post("/api/game/{sid}/next")
-    def next_hand(sid: str) -> JSONResponse:
+    async def next_hand(sid: str) -> JSONResponse:
         g = table.game(sid)
-        frames = g.next_hand()
-        return JSONResponse(table.answer(sid, g, frames))
+        return await in_thread(lambda: table.answer(sid, g, g.next_hand()))
 
     return app
 
@@ -834,7 +996,7 @@ def make_server(table: WebTable, port: int = DEFAULT_PORT, log_level: str = "inf
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``rummy web`` (``--port``, ``--agent``, ``--rules``, ``--seed``,
-    ``--cache``, ``--log-level``) on ``parser``."""
+    ``--allow-seed``, ``--cache``, ``--log-level``) on ``parser``."""
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="P",
                         help=f"TCP port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
     parser.add_argument("--agent", default=DEFAULT_AGENT, metavar="NAME",
@@ -848,7 +1010,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "practice, rum500, ...) or a JSON object such as '{\"preset\": \"classic\", \"hand_size\": 7}'; "
                              "heads-up only")
     parser.add_argument("--seed", type=int, default=None, metavar="S",
-                        help="seeds the deals and the opponent (match k uses S + k); default: random")
+                        help="seeds the deals and the opponent (match k uses S + k), for practice and replays: "
+                             "whoever knows S can work out the computer's hand; default: a random seed per match")
+    parser.add_argument("--allow-seed", action="store_true",
+                        help="practice: let a client choose a match's seed (POST /api/new {\"seed\": N}); without "
+                             "it (and without --seed) such a request is refused, as the seed tells the computer's "
+                             "hand and the order of the stock")
     parser.add_argument("--cache", default=None, metavar="DIR",
                         help=f"where the exported policy is kept (default {default_cache_dir()})")
     parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
@@ -857,9 +1024,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run ``rummy web`` until interrupted; returns 0.
 
+    The port is checked and bound before the opponent is built, so a bad or busy port is
+    reported at once, not after a first-use export of the shipped policy.
+
     Raises:
-        ValueError: bad rules, agent, port or cache folder (the CLI prints them).
+        ValueError: bad rules, seed, agent, port (out of range or in use) or cache
+            folder (the CLI prints them).
     """
+    import socket
+
     rules: Any = args.rules
     if isinstance(rules, str) and rules.lstrip().startswith("{"):
         try:
@@ -868,22 +1041,29 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError(f"--rules is not valid JSON: {e}") from None
     if args.seed is not None and not 0 <= args.seed < 2**62:
         raise ValueError(f"--seed must be in 0..2**62-1, got {args.seed}")
-    make_opponent, agent_name = opponent_factory(args.agent, args.cache)
-    table = WebTable(make_opponent, agent_name, rules=rules, seed=args.seed)
-    import socket
-
-    server = make_server(table, args.port, log_level=args.log_level)
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in 0..65535, got {args.port}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((HOST, args.port))
-    except OSError as e:
+        try:
+            sock.bind((HOST, args.port))
+        except OSError as e:
+            raise ValueError(f"cannot listen on {HOST}:{args.port} ({e.strerror or e}); choose another --port") from None
+        make_opponent, agent_name = opponent_factory(args.agent, args.cache)
+        table = WebTable(make_opponent, agent_name, rules=rules, seed=args.seed,
+                         allow_seed=True if getattr(args, "allow_seed", False) else None)
+        server = make_server(table, sock.getsockname()[1], log_level=args.log_level)
+    except BaseException:
         sock.close()
-        raise ValueError(f"cannot listen on {HOST}:{args.port} ({e}); choose another --port") from None
+        raise
     port = sock.getsockname()[1]
     print(f"rummy web: the practice table is on http://{HOST}:{port}/ (opponent: {table.table_agent}); "
           "Ctrl-C stops it", file=sys.stderr, flush=True)
     if table.agent_note:
         print(f"rummy web: {table.agent_note}", file=sys.stderr, flush=True)
+    if table.allow_seed:
+        print("rummy web: a practice table: deals are reproducible from a seed (--seed or --allow-seed), so "
+              "whoever knows the seed knows the computer's hand", file=sys.stderr, flush=True)
     server.run(sockets=[sock])
     return 0

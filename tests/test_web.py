@@ -32,6 +32,7 @@ from server_helpers import hidden_cards, keys_of, running_server  # noqa: E402
 
 POINTS = {"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10, **{str(i): i for i in range(2, 10)}}
 CARD_RE = re.compile(r"(?<![A-Za-z0-9])([A23456789TJQK][CDHS])(?![A-Za-z0-9])")
+BASE = "http://127.0.0.1:8765"  # the TestClient's requests carry the Host of the table's own page
 
 
 def points(cards):
@@ -46,7 +47,7 @@ def table():
 
 @pytest.fixture()
 def client(table):
-    with TestClient(create_app(table)) as c:
+    with TestClient(create_app(table), base_url=BASE) as c:
         yield c
 
 
@@ -194,7 +195,7 @@ def test_bad_and_unknown_session_ids(client, table):
     before = server_state(table, sid)
     for bad in ("nope", "x" * 300, sid[:-1], sid + "A", "%00"):
         for r in (client.get(f"/api/game/{bad}"), move(client, bad, "draw stock"),
-                  client.post(f"/api/game/{bad}/next")):
+                  client.post(f"/api/game/{bad}/next", json={})):
             assert r.status_code == 404, (bad, r.status_code, r.text)
             assert "unknown session id" in r.json()["detail"]
     # bad bodies on a good session: 400, nothing changes
@@ -206,12 +207,14 @@ def test_bad_and_unknown_session_ids(client, table):
         dict(json={"action": 7}),
         dict(json={"action_id": 579}),
         dict(json={"action_id": True}),
-        dict(content=b"x" * (web.MAX_BODY_BYTES + 1), headers={"content-type": "application/json"}),
     ]
     for kw in bad_bodies:
         r = client.post(f"/api/game/{sid}/move", **kw)
         assert r.status_code == 400, (kw, r.text)
         assert r.json()["detail"]
+    r = client.post(f"/api/game/{sid}/move", content=b"x" * (web.MAX_BODY_BYTES + 1),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 413 and str(web.MAX_BODY_BYTES) in r.json()["detail"]
     assert server_state(table, sid) == before
     assert move(client, sid, "draw stock").status_code == 200
 
@@ -256,7 +259,7 @@ def test_illegal_moves_are_refused_and_change_nothing(client, table):
         assert r.status_code == 409 and needle in r.json()["detail"], r.text
         assert server_state(table, sid) == before
     # the next hand cannot be asked for while this one is on
-    r = client.post(f"/api/game/{sid}/next")
+    r = client.post(f"/api/game/{sid}/next", json={})
     assert r.status_code == 409 and "not over" in r.json()["detail"]
     # a legal move by id works
     d = next(a for a in view["legal"] if a["kind"] == "discard")
@@ -312,7 +315,7 @@ def test_lay_off_position_whole_hand(client, table):
     assert v["scores"] == {"you": points(left), "computer": 0} and not v["match_over"]
     assert move(client, sid, "draw stock").status_code == 409
     # the next hand: the deal passes to the left, so the computer (seat 1) leads
-    ans = client.post(f"/api/game/{sid}/next").json()
+    ans = client.post(f"/api/game/{sid}/next", json={}).json()
     v = ans["view"]
     assert v["hand_number"] == 2 and not v["hand_over"] and v["scores"]["you"] == points(left)
     assert ans["frames"] and ans["frames"][0]["action"].startswith("draw ")
@@ -336,7 +339,7 @@ def test_going_rummy_and_a_finished_match(client, table):
     assert v["result"] == {"outcome": "out", "winner": "you", "rummy": True, "points": {"you": 64, "computer": 0}}
     assert v["scores"] == {"you": 159, "computer": 0}
     assert v["match_over"] and v["match_winners"] == ["you"]
-    r = client.post(f"/api/game/{sid}/next")
+    r = client.post(f"/api/game/{sid}/next", json={})
     assert r.status_code == 409 and "match is over" in r.json()["detail"]
     # a plain deal plays on to the target too: without scores the same hand is not the match
     r = client.post("/api/position", json={"name": "going_rummy"}).json()
@@ -344,7 +347,7 @@ def test_going_rummy_and_a_finished_match(client, table):
     for a in ("draw discard", "meld 9S 9D 9C", "meld 4H 5H 6H"):
         v = move(client, sid, a).json()["view"]
     assert v["scores"]["you"] == 64 and not v["match_over"]
-    assert client.post(f"/api/game/{sid}/next").status_code == 200
+    assert client.post(f"/api/game/{sid}/next", json={}).status_code == 200
 
 
 # ---------------------------------------------------------------------------- positions
@@ -670,7 +673,7 @@ def test_rum500_the_computer_digs_and_its_bound_card_is_not_in_the_view(table):
     the only ones of its hand the answers name."""
     opp = DigFirst()
     t = WebTable(lambda seed: opp, "dig-first", rules="classic", seed=5)
-    with TestClient(create_app(t)) as c:
+    with TestClient(create_app(t), base_url=BASE) as c:
         r = c.post("/api/position", json={"state": rum500_state([HAND_DIG, OTHER_DIG], ["QC", "8C", "7H", "KC", "2D"])})
         sid = r.json()["session"]
         for a in ("draw discard 7H", "meld 5H 6H 7H"):
@@ -716,7 +719,7 @@ def test_rum500_hand_end_shows_every_seats_points(client, table):
     assert v["scores"] == {"you": 18, "computer": -24} and not v["match_over"]
     # the computer's held points are told, its cards are not
     assert_no_hidden(json.dumps(ans), {"KD", "QD", "JS"} | set(server_state(table, sid)["stock"]))
-    nxt = client.post(f"/api/game/{sid}/next").json()["view"]
+    nxt = client.post(f"/api/game/{sid}/next", json={}).json()["view"]
     assert nxt["hand_number"] == 2 and nxt["meld_points"] == {"you": 0, "computer": 0}
     assert nxt["scores"] == {"you": 18, "computer": -24} and len(nxt["pile"]) >= 1
 
@@ -758,7 +761,7 @@ class MisfitMaker:
 
 def test_rum500_default_opponent_falls_back_to_heuristic_with_a_note():
     t = WebTable(MisfitMaker("heuristic"), "pretrained-onnx (the shipped policy)", rules="rum500", seed=2)
-    with TestClient(create_app(t)) as c:
+    with TestClient(create_app(t), base_url=BASE) as c:
         cfg = c.get("/api/config").json()
         assert cfg["agent"] == "heuristic" and cfg["rules"] == "rum500" and "rum500" in cfg["presets"]
         assert "no shipped policy plays a 500 Rum table" in cfg["agent_note"] and "'heuristic'" in cfg["agent_note"]
@@ -781,7 +784,7 @@ def test_rum500_an_agent_that_does_not_fit_is_refused_clearly():
                                          r".*--agent heuristic"):
         WebTable(MisfitMaker(None), "onnx:/x", rules="rum500")
     t = WebTable(MisfitMaker(None), "onnx:/x", rules="classic")
-    with TestClient(create_app(t)) as c:
+    with TestClient(create_app(t), base_url=BASE) as c:
         n = len(t.sessions)
         for r in (c.post("/api/new", json={"rules": "rum500"}),
                   c.post("/api/position", json={"state": rum500_state([HAND_DIG, OTHER_DIG], ["8C", "7H"])})):
