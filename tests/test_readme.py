@@ -1,8 +1,9 @@
 """README.md is one page for a newcomer, and its results table is generated, not typed.
 
-The block between ``<!-- results -->`` and ``<!-- /results -->`` is rendered from the
-shipped policies' ``evaluation.json`` files (``agents/pretrained/**/evaluation.json``);
-the test fails when the two differ. To rewrite the block after an evaluation changed:
+The block between ``<!-- results -->`` and ``<!-- /results -->`` in README.md and in
+docs/results.md is rendered from the shipped policies' ``evaluation.json`` files
+(``agents/pretrained/**/evaluation.json``); the test fails when a page and the files
+differ. To rewrite the blocks after an evaluation changed:
 
     python tests/test_readme.py
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+RESULT_PAGES = [README, ROOT / "docs" / "results.md"]  # the pages that hold the generated block
 PRETRAINED = ROOT / "agents" / "pretrained"
 BEGIN, END = "<!-- results -->", "<!-- /results -->"
 MAX_LINES, MAX_LINE_CHARS = 120, 200
@@ -70,8 +72,9 @@ def rewrite(text: str) -> str:
 # ---------------------------------------------------------------- the tests
 
 def test_results_block_is_the_shipped_evaluations():
-    text = README.read_text(encoding="utf-8")
-    assert results_block(text) == render_results(), "the README's results are stale: run python tests/test_readme.py"
+    for page in RESULT_PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert results_block(text) == render_results(), f"{page.name}'s results are stale: run python tests/test_readme.py"
 
 
 def test_every_shipped_policy_and_opponent_has_a_row():
@@ -109,6 +112,7 @@ def test_readme_is_one_short_page():
 
 
 if __name__ == "__main__":
-    new = rewrite(README.read_text(encoding="utf-8"))
-    README.write_text(new, encoding="utf-8")
-    print(f"README.md: results block rewritten from {len(evaluation_files())} evaluation.json files", file=sys.stderr)
+    for page in RESULT_PAGES:
+        page.write_text(rewrite(page.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"{page.relative_to(ROOT)}: results block rewritten from {len(evaluation_files())} evaluation.json files",
+              file=sys.stderr)
