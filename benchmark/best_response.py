@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .protocol import RESULT_KEYS, engine_info, hardware_info
-from .report import BR_FORMAT
+from .protocol import engine_info, hardware_info
+from .schema import BR_FORMAT, RESULT_KEYS, validate_best_response
 from .tasks import Task
 
 PROCEDURE = ("MaskablePPO (rummy train's trainer) warm-started by cloning heuristic (DECISIONS decisions + one "
@@ -42,7 +42,9 @@ def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, mat
         match_seeds: the first N of the task's match seeds (default all; fewer: not the protocol's).
 
     Raises:
-        ValueError: a bad agent, or an agent that cannot play the task's table.
+        ValueError: a bad agent, or an agent that cannot play the task's table; or a
+            result that is not a valid best-response file (``validate_best_response``,
+            naming the field; nothing is written).
     """
     from rummy_env.eval.tournament import evaluate
     from rummy_env.train.trainer import Trainer
@@ -74,6 +76,7 @@ def best_response(task: Task, agent: str, budget: int, seed: int, out: Path, mat
         "eval_wall_s": round(time.perf_counter() - t1, 1), "engine": engine_info(), "hardware": hardware_info(workers),
         "command": command, "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
+    validate_best_response(res)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "best_response.json").write_text(json.dumps(res, indent=1) + "\n")
+    (out / "best_response.json").write_text(json.dumps(res, indent=1, allow_nan=False) + "\n")
     return res

@@ -22,18 +22,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .schema import RESULT_KEYS, ROW_FORMAT, read_json, validate_row
 from .tasks import PROTOCOL, Task, get_task
-
-ROW_FORMAT = "rummy-benchmark-row/1"
-"""The row schema's name and version (docs/leaderboard.md, "The row schema")."""
-
-RESULT_KEYS = ("matches", "match_win_rate", "match_win_ci", "points_per_hand", "points_ci", "hands",
-               "hand_win_rate", "hand_win_ci")
-"""The numbers a row keeps per anchor, in the order they matter."""
-
-ROW_KEYS = ("format", "task", "protocol_complete", "deviations", "engine", "agent", "algorithm", "training",
-            "evaluation", "hardware", "results", "rating", "command", "created")
-"""The top-level keys of a row (``validate_row``)."""
 
 ANCHOR_DIR = Path(__file__).resolve().parent / "anchors"
 """Where the anchors' crosstables are kept, one ``<task>.json`` each (``anchor_crosstable``)."""
@@ -218,7 +208,7 @@ def make_row(task: Task, agent_spec: str, agent_name: str, results: dict[str, di
              algorithm: dict[str, Any] | None = None, training: dict[str, Any] | None = None,
              deviations: Sequence[str] = (), self_anchor: str | None = None,
              crosstable: dict[str, dict[str, dict]] | None = None) -> dict[str, Any]:
-    """A benchmark row (``ROW_FORMAT``; schema in docs/leaderboard.md).
+    """A benchmark row (``ROW_FORMAT``; schema in docs/benchmark.md), checked by ``validate_row``.
 
     ``protocol_complete`` is true only when every anchor was played over all the task's
     match seeds and ``deviations`` is empty (a training run shorter than the budget adds
@@ -257,74 +247,74 @@ def make_row(task: Task, agent_spec: str, agent_name: str, results: dict[str, di
     return row
 
 
-def _need(cond: bool, what: str) -> None:
-    if not cond:
-        raise ValueError(f"not a benchmark row: {what}")
+def check_rating(row: dict[str, Any]) -> dict[str, Any]:
+    """Check a valid row's ``rating`` against a fresh fit (``crosstable_rating``) of its
+    results and, when ``evaluation.anchor_crosstable`` says it was rated with one, the
+    task's anchor crosstable (``anchor_crosstable``); returns the row.
 
-
-def validate_row(row: Any) -> dict[str, Any]:
-    """Check ``row`` against the schema (docs/leaderboard.md) and return it.
+    A rating is the one number of a row that the other numbers do not pin down by
+    themselves, so the leaderboard re-fits it rather than trusting it. A row rated
+    without the crosstable of a task that has one is refused too: its rating would not
+    compare with the others'. Each rating is rounded to 0.1, so one rounding step apart
+    is allowed.
 
     Raises:
-        ValueError: naming the first missing or malformed field.
+        ValueError: ``not a benchmark row: rating...`` (or ``evaluation.anchor_crosstable``)
+            with the stored and the fitted numbers.
     """
-    _need(isinstance(row, dict), f"expected a JSON object, got {type(row).__name__}")
-    _need(row.get("format") == ROW_FORMAT, f"format must be {ROW_FORMAT!r}, got {row.get('format')!r}")
-    for k in ROW_KEYS:
-        _need(k in row, f"missing key {k!r}")
-    t = row["task"]
-    _need(isinstance(t, dict) and all(k in t for k in ("id", "version", "fingerprint", "protocol", "definition")),
-          "task must have id, version, fingerprint, protocol and definition")
-    _need(isinstance(row["protocol_complete"], bool), "protocol_complete must be true or false")
-    _need(isinstance(row["deviations"], list), "deviations must be a list")
-    _need(row["protocol_complete"] == (not row["deviations"]), "protocol_complete must be true exactly when "
-          "there are no deviations")
-    _need(isinstance(row["agent"], dict) and isinstance(row["agent"].get("spec"), str), "agent.spec must be a string")
-    _need(isinstance(row["results"], dict) and row["results"], "results must map each anchor to its numbers")
-    for a, r in row["results"].items():
-        _need(isinstance(r, dict), f"results[{a!r}] must be an object")
-        for k in RESULT_KEYS:
-            _need(k in r, f"results[{a!r}] lacks {k!r}")
-        _need(0.0 <= r["match_win_rate"] <= 1.0, f"results[{a!r}].match_win_rate must be in [0, 1]")
-        lo, hi = r["match_win_ci"]
-        _need(lo <= r["match_win_rate"] <= hi, f"results[{a!r}].match_win_ci must hold the rate")
-    rt = row["rating"]
-    _need(isinstance(rt, dict) and isinstance(rt.get("value"), (int, float)), "rating.value must be a number")
-    tr = row["training"]
-    if tr is not None:
-        _need(isinstance(tr, dict) and all(k in tr for k in ("budget", "timesteps", "seed", "wall_time_s", "curve")),
-              "training must have budget, timesteps, seed, wall_time_s and curve")
+    t = get_task(row["task"]["id"])
+    table = anchor_crosstable(t)
+    if table and not row["evaluation"]["anchor_crosstable"]:
+        raise ValueError(f"not a benchmark row: evaluation.anchor_crosstable: false, but task {t.id}'s ratings are "
+                         f"fitted with its anchors' crosstable (benchmark/anchors/{t.id}.json)")
+    want = crosstable_rating(row["agent"]["name"], row["results"], table, t.players)
+    got = row["rating"]
+    basis = "the row's results" + (" and the task's anchor crosstable" if table else "")
+    if got["zero"] != want["zero"]:
+        raise ValueError(f"not a benchmark row: rating.zero: {got['zero']!r}, but the fit to {basis} is zero at "
+                         f"{want['zero']!r}")
+    if abs(got["value"] - want["value"]) > 0.11:
+        raise ValueError(f"not a benchmark row: rating.value: {got['value']:+.1f}, but the fit to {basis} gives "
+                         f"{want['value']:+.1f}")
+    if set(got["anchors"]) != set(want["anchors"]):
+        raise ValueError(f"not a benchmark row: rating.anchors: rates {', '.join(sorted(got['anchors']))}, but the "
+                         f"fit to {basis} rates {', '.join(sorted(want['anchors']))}")
+    for a, v in want["anchors"].items():
+        if abs(got["anchors"][a] - v) > 0.11:
+            raise ValueError(f"not a benchmark row: rating.anchors[{a!r}]: {got['anchors'][a]:+.1f}, but the fit to "
+                             f"{basis} gives {v:+.1f}")
     return row
 
 
 def save_row(row: dict[str, Any], out_dir: str | os.PathLike) -> Path:
-    """Validate ``row`` and write it as ``out_dir/row.json``; returns the path."""
+    """Validate ``row`` (``validate_row``) and write it as ``out_dir/row.json``; returns the path.
+
+    Raises:
+        ValueError: the row is not valid (naming the field); nothing is written.
+    """
     validate_row(row)
+    text = json.dumps(row, indent=1, allow_nan=False) + "\n"
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     p = d / "row.json"
-    p.write_text(json.dumps(row, indent=1) + "\n")
+    p.write_text(text)
     return p
 
 
 def load_row(path: str | os.PathLike) -> dict[str, Any]:
-    """Read and validate a row (``row.json`` or a folder holding one).
+    """Read and validate a row (``row.json`` or a folder holding one; ``validate_row``).
 
     Raises:
-        ValueError: the file is missing, not JSON, or not a row (naming the field).
+        ValueError: the file is missing, unreadable, not JSON, or not a row; the message
+            starts with the file and names the field.
     """
     p = Path(path)
     if p.is_dir():
         p = p / "row.json"
     if not p.is_file():
         raise ValueError(f"no benchmark row at {path} (expected a row.json file or a folder holding one)")
+    row = read_json(p)
     try:
-        row = json.loads(p.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{p} is not JSON: {e}") from None
-    try:
-        validate_row(row)
+        return validate_row(row)
     except ValueError as e:
         raise ValueError(f"{p}: {e}") from None
-    get_task(row["task"]["id"])  # a task this version knows
-    return row

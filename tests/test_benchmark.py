@@ -242,12 +242,18 @@ def test_rating_at_four_players_counts_one_anchor_seat():
 
 # ---------------------------------------------------------------- the row schema
 
-def _fake_results(task, rate=0.6):
+def _fake_results(task, rate=0.6, match_seeds=None):
+    # numbers that agree with each other as the row checks require: whole wins, Wilson intervals
+    n = (task.match_seeds if match_seeds is None else match_seeds) * task.rotations
+    wins = round(rate * n * 2) / 2
+    hands = 9 * n // 2
     out = {}
     for a in task.anchors:
-        out[a] = {"matches": 200, "match_win_rate": rate, "match_win_ci": [rate - 0.07, rate + 0.07],
-                  "points_per_hand": 1.5, "points_ci": [0.5, 2.5], "hands": 900, "hand_win_rate": 0.51,
-                  "hand_win_ci": [0.48, 0.54], "wins": rate * 200, "games": 200}
+        out[a] = {"matches": n, "match_win_rate": wins / n, "match_win_ci": list(tournament.wilson_interval(wins, n)),
+                  "points_per_hand": 1.5, "points_ci": [0.5, 2.5], "hands": hands,
+                  "hand_win_rate": round(0.51 * hands) / hands,
+                  "hand_win_ci": list(tournament.wilson_interval(round(0.51 * hands), hands)), "wins": wins,
+                  "games": n}
     return out
 
 
@@ -256,26 +262,28 @@ def test_row_round_trips_and_says_when_it_is_not_the_protocols(tmp_path):
     row = protocol.make_row(t, "my_agents:agent", "mine", _fake_results(t), match_seeds=100, workers=2,
                             eval_wall_s=12.3, command="rummy benchmark eval ...",
                             training={"budget": 250_000, "timesteps": 253_952, "seed": 3, "wall_time_s": 90.0,
-                                      "curve": [{"timesteps": 50_000, "wall_time_s": 20.0, "match_win_rate": 0.2}]})
+                                      "curve": [{"timesteps": 50_000, "wall_time_s": 20.0, "match_win_rate": 0.2,
+                                                 "points_per_hand": -3.0}]})
     assert row["protocol_complete"] and row["deviations"] == []
     assert row["task"]["fingerprint"] == FINGERPRINTS["classic-2p-v1"]
     assert row["engine"]["package"] == "rummy-env" and row["engine"]["env"] == "rummy_v0"
     assert row["evaluation"]["matches_per_anchor"] == 200
     p = protocol.save_row(row, tmp_path / "r")
     assert protocol.load_row(p) == json.loads(json.dumps(row)) == protocol.load_row(tmp_path / "r")
-    short = protocol.make_row(t, "random", "random", _fake_results(t), match_seeds=5, workers=1, eval_wall_s=1.0,
-                              command="x")
+    short = protocol.make_row(t, "random", "random", _fake_results(t, match_seeds=5), match_seeds=5, workers=1,
+                              eval_wall_s=1.0, command="x")
     assert not short["protocol_complete"]
     assert short["deviations"] == ["5 of the protocol's 100 match seeds per anchor"]
 
 
 @pytest.mark.parametrize("edit, needle", [
-    (lambda r: r.pop("results"), "missing key 'results'"),
+    (lambda r: r.pop("results"), "results: missing"),
     (lambda r: r.update(format="other/1"), "format must be 'rummy-benchmark-row/1'"),
-    (lambda r: r["results"]["random"].pop("points_ci"), "results['random'] lacks 'points_ci'"),
-    (lambda r: r["results"]["random"].update(match_win_rate=1.5), "results['random'].match_win_rate must be in [0, 1]"),
+    (lambda r: r["results"]["random"].pop("points_ci"), "results['random'].points_ci: missing"),
+    (lambda r: r["results"]["random"].update(match_win_rate=1.5),
+     "results['random'].match_win_rate: Input should be less than or equal to 1, got 1.5"),
     (lambda r: r.update(protocol_complete=True, deviations=["x"]), "protocol_complete must be true exactly"),
-    (lambda r: r["rating"].update(value="high"), "rating.value must be a number"),
+    (lambda r: r["rating"].update(value="high"), "rating.value: Input should be a valid number, got 'high'"),
 ])
 def test_bad_rows_are_refused_naming_the_field(tmp_path, edit, needle):
     t = TASKS["classic-2p-v1"]
@@ -335,8 +343,8 @@ def test_report_aggregates_seeds_as_iqm(tmp_path):
                                                                    "library_version": "1"},
             training={"budget": 250_000, "timesteps": 250_000, "seed": s, "wall_time_s": 100.0 + s, "curve": []})
         protocol.save_row(row, tmp_path / "rows" / f"s{s}")
-    smoke = protocol.make_row(t, "x", "smoke", _fake_results(t, 0.99), match_seeds=3, workers=1, eval_wall_s=1,
-                              command="smoke", algorithm={"name": "algo"},
+    smoke = protocol.make_row(t, "x", "smoke", _fake_results(t, 0.99, match_seeds=3), match_seeds=3, workers=1,
+                              eval_wall_s=1, command="smoke", algorithm={"name": "algo"},
                               training={"budget": 250_000, "timesteps": 9, "seed": 9, "wall_time_s": 1, "curve": []})
     protocol.save_row(smoke, tmp_path / "rows" / "smoke")
     assert rummy(["benchmark", "report", str(tmp_path / "rows"), "--out", str(tmp_path / "lb"), "--reps", "500"]) == 0
