@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +121,12 @@ def _positive(name: str, v: Any, lo: int = 1) -> None:
         raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
 
 
+def _one_line(flag: str, text: str | None) -> None:
+    """A flag whose text goes into the row and onto the leaderboard: one line, not blank."""
+    if text is not None and (not text.strip() or any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)):
+        raise ValueError(f"{flag} must be one line of text, not blank and without control characters, got {text!r}")
+
+
 def _match_seeds(task: Any, n: int | None) -> None:
     """``--match-seeds``: None, or an int in 1 .. the task's match seeds."""
     _positive("--match-seeds", n)
@@ -207,19 +215,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
     _positive("--workers", args.workers)
     _positive("--budget-steps", args.budget_steps)
     _positive("--train-seed", args.train_seed, lo=0)
-    if args.train_wall_s is not None and not args.train_wall_s >= 0:
-        raise ValueError(f"--train-wall-s must be a number of seconds >= 0, got {args.train_wall_s!r}")
+    if args.train_wall_s is not None and not (math.isfinite(args.train_wall_s) and args.train_wall_s >= 0):
+        raise ValueError(f"--train-wall-s must be a finite number of seconds >= 0, got {args.train_wall_s!r}")
+    for flag, text in (("--name", args.name), ("--algorithm", args.algorithm), ("--library", args.library)):
+        _one_line(flag, text)
     make_agent(args.agent)  # a bad spec fails before any folder is made
     out = _out_dir(args.out)
     algorithm = None
     if args.algorithm or args.library:
         algorithm = {"name": args.algorithm, "library": args.library, "library_version": None}
     training = None
+    deviations = []
     if args.budget_steps is not None:
-        training = {"budget_name": next((k for k, v in task.budgets.items() if v == args.budget_steps), None),
-                    "budget": args.budget_steps, "timesteps": args.budget_steps, "seed": args.train_seed,
-                    "wall_time_s": args.train_wall_s, "curve": [], "extra_env_steps": 0}
-    _evaluate_into_row(args, task, args.agent, args.name or args.agent, _command(args), algorithm, training, out=out)
+        budget_name = next((k for k, v in task.budgets.items() if v == args.budget_steps), None)
+        training = {"budget_name": budget_name, "budget": args.budget_steps, "timesteps": args.budget_steps,
+                    "seed": args.train_seed, "wall_time_s": args.train_wall_s, "curve": [], "extra_env_steps": 0}
+        if budget_name is None:
+            deviations.append(f"trained for {args.budget_steps:,} learner steps, not a budget of the task "
+                              f"({', '.join(f'{k} = {v:,}' for k, v in task.budgets.items())})")
+    _evaluate_into_row(args, task, args.agent, args.name or args.agent, _command(args), algorithm, training,
+                       deviations, out=out)
     return 0
 
 

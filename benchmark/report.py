@@ -7,20 +7,24 @@ bootstrap intervals** over the seeds (``iqm_interval``). Single
 agents (the anchors, the shipped policy, an outside agent) are listed with their own
 per-match intervals. Rows that are not the protocol's (``protocol_complete`` false)
 are never aggregated: they are listed apart as smoke tests.
+
+Rows arrive by pull request, so every input is checked before any is used
+(``load_inputs``): one refused file stops the report with a line per refused file, and
+nothing is written. The text a row brings (names, commands) is escaped where the page
+shows it (``_text``, ``_code``) and in the plots' labels (``_plain``).
 """
 from __future__ import annotations
 
-import json
 import os
+import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from .protocol import load_row
+from .schema import BR_FORMAT, read_json, validate_best_response, validate_row
 from .tasks import get_task
-
-BR_FORMAT = "rummy-benchmark-best-response/1"
 
 
 def iqm(values: Sequence[float]) -> float:
@@ -71,40 +75,119 @@ def iqm_interval(values: Sequence[float], reps: int = 2000, seed: int = 0,
 
 
 def load_inputs(paths: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows and best-response results from files or folders (every ``*.json`` under a
-    folder but an anchors' ``anchors.json``).
+    """Rows and best-response files from files or folders (every ``*.json`` under a
+    folder but an anchors' ``anchors.json``; a file reached twice is read once).
+
+    Every file is checked before any is used: a row by ``validate_row`` and
+    ``check_rating``, a best response by ``validate_best_response``; then across files,
+    among the rows that say they are the protocol's, one row per training seed of an
+    algorithm at a budget and one row per agent name on a task, and one best response per
+    frozen agent, budget and seed on a task (a copy would count twice).
 
     Raises:
-        ValueError: a path that holds neither, or a file that is neither (naming it).
+        ValueError: one line per refused input (``FILE: FIELD: what is wrong``) after a
+            first line saying how many; or no rows among the inputs.
     """
-    rows, brs = [], []
+    from .protocol import check_rating
 
-    def one(p: Path) -> None:
-        data = json.loads(p.read_text())
-        if isinstance(data, dict) and data.get("format") == BR_FORMAT:
-            get_task(data["task"])
-            brs.append(data)
-        else:
-            rows.append(load_row(p))
-
+    files: list[Path] = []
+    refused: list[str] = []
     for s in paths:
         p = Path(s)
         if p.is_file():
-            try:
-                one(p)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{p} is not JSON: {e}") from None
+            files.append(p)
+        elif p.is_dir():
+            found = sorted(q for q in p.rglob("*.json") if q.name != "anchors.json" and q.is_file())
+            if not found:
+                refused.append(f"{s}: holds no row.json or best_response.json")
+            files += found
+        else:
+            refused.append(f"{s}: no such file or folder")
+    rows: list[tuple[Path, dict[str, Any]]] = []
+    brs: list[tuple[Path, dict[str, Any]]] = []
+    seen: set[Path] = set()
+    for p in files:
+        if p.resolve() in seen:
             continue
-        if not p.is_dir():
-            raise ValueError(f"{s}: no such file or folder")
-        found = sorted(q for q in p.rglob("*.json") if q.name != "anchors.json")
-        if not found:
-            raise ValueError(f"{s} holds no row.json or best_response.json")
-        for q in found:
-            one(q)
+        seen.add(p.resolve())
+        try:
+            data = read_json(p)
+        except ValueError as e:
+            refused.append(str(e))
+            continue
+        try:
+            if isinstance(data, dict) and data.get("format") == BR_FORMAT:
+                brs.append((p, validate_best_response(data)))
+            else:
+                rows.append((p, check_rating(validate_row(data))))
+        except ValueError as e:
+            refused.append(f"{p}: {e}")
+    refused += _duplicates(rows, brs)
+    if refused:
+        raise ValueError(f"{len(refused)} input{'s' if len(refused) > 1 else ''} refused, nothing written:\n"
+                         + "\n".join(refused))
     if not rows:
         raise ValueError("no benchmark rows among the inputs")
-    return rows, brs
+    return [r for _, r in rows], [b for _, b in brs]
+
+
+def _duplicates(rows: Sequence[tuple[Path, dict[str, Any]]], brs: Sequence[tuple[Path, dict[str, Any]]]) -> list[str]:
+    """One line per file that repeats an earlier one's entry (``load_inputs``)."""
+    out: list[str] = []
+    first: dict[tuple, Path] = {}
+
+    def once(key: tuple, p: Path, msg: str) -> bool:
+        if key in first:
+            out.append(f"{p}: {msg} {first[key]} (one file each)")
+            return False
+        first[key] = p
+        return True
+
+    for p, r in rows:
+        if not r["protocol_complete"]:
+            continue
+        task, alg, tr = r["task"]["id"], (r["algorithm"] or {}).get("name"), r["training"]
+        if alg and tr is not None and not once(("seed", task, alg, tr["budget"], tr["seed"]), p,
+                                               f"training.seed: {alg} at {tr['budget']:,} steps on {task} with seed "
+                                               f"{tr['seed']} is also in"):
+            continue
+        once(("name", task, r["agent"]["name"]), p, f"agent.name: {r['agent']['name']!r} on {task} is also the name "
+             f"of the row in")
+    for p, b in brs:
+        if b["protocol_complete"]:
+            once(("br", b["task"], b["agent"], b["budget"], b["seed"]), p,
+                 f"agent: the best response to {b['agent']!r} on {b['task']} at {b['budget']:,} steps with seed "
+                 f"{b['seed']} is also in")
+    return out
+
+
+_ESCAPES = {c: f"&#{ord(c)};" for c in "\\`*_~|$"}
+_ESCAPES.update({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def _text(s: Any) -> str:
+    """``s`` as literal text in a Markdown table cell, for Python-Markdown (the docs site)
+    and GitHub alike: the characters that would make HTML, emphasis, code, math, a
+    strike-through or a new cell become character references, as does a ``]`` that
+    would close a link or an image; a control character (a row refuses them) becomes a
+    space, so it cannot end the table row."""
+    out = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else _ESCAPES.get(c, c) for c in str(s))
+    return re.sub(r"\](?=\s?[(\[])", "&#93;", out)
+
+
+def _code(s: Any) -> str:
+    """``s`` as inline code in a Markdown table cell: a backtick span when it holds no
+    backtick, ``|`` or control character, else ``<code>`` around ``_text(s)`` (a backtick
+    would end the span, and GitHub splits cells at a ``|`` even inside one)."""
+    s = str(s)
+    if any(c in "`|" or unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in s):
+        return f"<code>{_text(s)}</code>"
+    return f"`{s}`"
+
+
+def _plain(s: Any) -> str:
+    """``s`` as literal text in a matplotlib label (a ``$`` would start mathtext)."""
+    return str(s).replace("$", r"\$")
 
 
 def _pct(x: float) -> str:
@@ -171,7 +254,7 @@ def _plot_curves(groups: list[dict[str, Any]], task: str, path: Path) -> bool:
             ws = [p["wall_time_s"] / 60 for p in c]
             ys = [100 * p["match_win_rate"] for p in c]
             ps = [p["points_per_hand"] for p in c]
-            label = f"{g['algorithm']} ({len(g['rows'])} seeds)" if k == 0 else None
+            label = _plain(f"{g['algorithm']} ({len(g['rows'])} seeds)") if k == 0 else None
             axes[0, 0].plot(xs, ys, color=colour, alpha=0.6, marker=".", label=label)
             axes[0, 1].plot(ws, ys, color=colour, alpha=0.6, marker=".")
             axes[1, 0].plot(xs, ps, color=colour, alpha=0.6, marker=".")
@@ -210,12 +293,12 @@ def _plot_iqm(groups: list[dict[str, Any]], singles: list[dict[str, Any]], task:
         if "heuristic" not in g["anchors"]:
             continue
         v, lo, hi = g["anchors"]["heuristic"]["match_win_rate"]
-        labels.append(f"{g['algorithm']} (IQM of {len(g['rows'])})")
+        labels.append(_plain(f"{g['algorithm']} (IQM of {len(g['rows'])})"))
         vals.append(100 * v), los.append(100 * (v - lo)), his.append(100 * (hi - v))
     for r in ss:
         res = r["results"]["heuristic"]
         v, (lo, hi) = res["match_win_rate"], res["match_win_ci"]
-        labels.append(r["agent"]["name"])
+        labels.append(_plain(r["agent"]["name"]))
         vals.append(100 * v), los.append(100 * (v - lo)), his.append(100 * (hi - v))
     fig, ax = plt.subplots(figsize=(8, 0.5 * len(labels) + 1.2))
     y = np.arange(len(labels))
@@ -286,7 +369,7 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
                 "points/hand vs heuristic", "hands vs heuristic", "rating", "train (median)"]
             lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
             for g in gs:
-                cells = [f"`{g['algorithm']}`", f"{g['library']} {g['library_version'] or ''}".strip(),
+                cells = [_code(g["algorithm"]), _text(f"{g['library']} {g['library_version'] or ''}".strip()),
                          str(g["runs"]), f"{g['budget']:,}"]
                 for a in anchors:
                     if a in g["anchors"]:
@@ -317,7 +400,7 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
             head = ["agent"] + [f"vs {_short(a)}" for a in anchors] + ["points/hand vs heuristic", "rating"]
             lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
             for r in singles:
-                cells = [r["agent"]["name"]]
+                cells = [_text(r["agent"]["name"])]
                 for a in anchors:
                     x = r["results"].get(a)
                     cells.append(f"**{_pct(x['match_win_rate'])}** {_ci(*x['match_win_ci'])}" if x else "-")
@@ -326,7 +409,7 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
                 cells.append(f"{r['rating']['value']:+.0f}")
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
-        tb = [b for b in brs if b["task"] == task]
+        tb = [b for b in brs if b["task"] == task and b["protocol_complete"]]
         if tb:
             lines += ["### Exploitability proxy (best response)", "",
                       "MaskablePPO warm-started by a short clone of `heuristic` (100k decisions and one DAgger "
@@ -339,9 +422,9 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
             names = {r["agent"]["spec"]: r["agent"]["name"] for r in trs}
             for b in tb:
                 r = b["result"]
-                lines.append(f"| {names.get(b['agent'], b['agent_name'])} | {b['budget']:,} | **{_pct(r['match_win_rate'])}** "
-                             f"{_ci(*r['match_win_ci'])} | {r['points_per_hand']:+.2f} | {b['train_wall_s'] / 60:.1f} min "
-                             f"| `{b['command']}` |")
+                lines.append(f"| {_text(names.get(b['agent'], b['agent_name']))} | {b['budget']:,} | "
+                             f"**{_pct(r['match_win_rate'])}** {_ci(*r['match_win_ci'])} | "
+                             f"{r['points_per_hand']:+.2f} | {b['train_wall_s'] / 60:.1f} min | {_code(b['command'])} |")
             lines.append("")
         for img in images.get(task, []):
             lines += [f"![{task}](img/{img})", ""]
@@ -354,14 +437,14 @@ def render(rows: Sequence[dict[str, Any]], brs: Sequence[dict[str, Any]], groups
             h = r["results"].get("heuristic")
             tr = r.get("training") or {}
             hw = r["hardware"]
-            proto = "complete" if r["protocol_complete"] else "smoke: " + "; ".join(r["deviations"])
-            cells = [r["agent"]["name"], proto,
+            proto = "complete" if r["protocol_complete"] else "smoke: " + "; ".join(map(_text, r["deviations"]))
+            cells = [_text(r["agent"]["name"]), proto,
                      f"{_pct(h['match_win_rate'])} {_ci(*h['match_win_ci'])}" if h else "-",
                      f"{h['points_per_hand']:+.2f}" if h else "-", _pct(h["hand_win_rate"]) if h else "-",
                      f"{r['rating']['value']:+.0f}",
                      f"{tr['wall_time_s'] / 60:.1f} min" if tr.get("wall_time_s") else "-",
                      f"{r['evaluation']['wall_time_s'] / 60:.1f} min",
-                     f"{hw.get('cores')} cores, {hw.get('workers')} workers", f"`{r['command']}`"]
+                     f"{hw.get('cores')} cores, {hw.get('workers')} workers", _code(r["command"])]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     lines.append(SUBMIT)
