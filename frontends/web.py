@@ -848,7 +848,7 @@ def request_refusal(method: str, headers: dict[str, list[str]], server: Any) -> 
         400 a missing, repeated or foreign ``Host``; 403 a foreign ``Origin``; 415 a body
         that is not declared JSON; ``None`` for a request of the table's own page.
     """
-    from .serve import json_content_type_refusal
+    from .request_body import json_content_type_refusal
 
     if not server or len(server) < 2 or not isinstance(server[1], int):
         return 400, "the table answers requests on its TCP port only"
@@ -908,7 +908,7 @@ def create_app(table: WebTable) -> Any:
         raise ValueError(f"rummy web needs fastapi and uvicorn (pip install 'rummy-env[web]'): {_FASTAPI_MISSING}")
     from starlette.concurrency import run_in_threadpool
 
-    from .serve import BodyRefused, read_json_body
+    from .request_body import BodyRefused, read_json_body
 
     app = FastAPI(title="rummy web table", description="play Straight Rummy against the computer")
     app.state.table = table
