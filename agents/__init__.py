@@ -115,9 +115,36 @@ def make_agent(name: str, seed: int | None = None) -> Any:
             raise
         except Exception as e:  # noqa: BLE001 - a corrupt export: report it as ValueError
             raise ValueError(f"agent {name!r}: cannot load the exported policy in {path!r}: {e}") from None
-    if ":" in key and key.split(":", 1)[0].strip().lower() not in _PREFIXES:
+    if is_outside_agent(key):
         return load_agent_spec(key, seed)
     raise ValueError(f"unknown agent {name!r}; {_allowed()}")
+
+
+def is_outside_agent(name: Any) -> bool:
+    """Whether ``name`` is a ``MODULE:ATTR`` spec (an outside agent, ``load_agent_spec``)
+    rather than a built-in name: a string with a ``:`` whose prefix is not one of the
+    built-in ``NAME:...`` forms (``ppo``, ``onnx``, ``search``, ``pretrained``,
+    ``heuristic``). The evaluator plays such agents in a worker process of their own."""
+    if not isinstance(name, str) or ":" not in name:
+        return False
+    return name.strip().split(":", 1)[0].strip().lower() not in _PREFIXES
+
+
+def agent_problem(agent: Any) -> str | None:
+    """Why ``agent`` is not an agent object, or ``None`` when it is one: it needs a
+    callable ``act(observation, action_mask)``, and a ``seed`` attribute, when it has
+    one, must be a callable ``seed(seed)`` (the evaluator reseeds every agent before
+    each game). Reading either attribute must not raise."""
+    for attr in ("act", "seed"):
+        try:
+            value = getattr(agent, attr, None)
+        except Exception as e:  # noqa: BLE001 - a property of the agent's own that fails
+            return f"reading its {attr} attribute raised {type(e).__name__}: {e}"
+        if attr == "act" and not callable(value):
+            return "it has no act(observation, action_mask) method"
+        if attr == "seed" and value is not None and not callable(value):
+            return f"its seed attribute is not a method seed(seed) (its type: {type(value).__name__})"
+    return None
 
 
 NAMED_OPTIONS = {"holding": HOLDING, "cutting": CUTTING}
@@ -185,7 +212,12 @@ def load_agent_spec(spec: str, seed: int | None = None) -> Any:
     attribute is an object with a callable ``act(observation, action_mask) -> int`` it is
     the agent (``seed(seed)`` is called on it when it has one and ``seed`` is given);
     otherwise it must be callable, a class or a factory, and ``ATTR(seed)`` must return
-    such an object.
+    such an object. The agent must pass ``agent_problem`` (a ``seed`` attribute, when
+    present, is a method): the evaluator calls ``seed()`` before every game.
+
+    The module's import, the factory and ``seed()`` run here, in the caller's process:
+    an exception of theirs, ``sys.exit`` included, becomes the ``ValueError`` below
+    (``KeyboardInterrupt`` still stops the caller, as Ctrl-C during a slow import must).
 
     Args:
         spec: ``"MODULE:ATTR"``.
@@ -197,8 +229,9 @@ def load_agent_spec(spec: str, seed: int | None = None) -> Any:
     Raises:
         ValueError: a malformed spec, a module that cannot be imported (the message
             names it and the import error), a missing attribute (names the attributes
-            found), an attribute that is neither an agent nor a factory, or a factory
-            that raises or returns no agent.
+            found), an attribute that is neither an agent nor a factory, a factory
+            that raises (or exits) or returns no agent, an agent with a ``seed``
+            attribute that is not a method, or a ``seed()`` that raises.
     """
     import importlib
 
@@ -212,9 +245,13 @@ def load_agent_spec(spec: str, seed: int | None = None) -> Any:
                          f"an attribute (e.g. 'my_agents:MyAgent'); {_allowed()}")
     try:
         mod = importlib.import_module(mod_name)
+    except KeyboardInterrupt:  # Ctrl-C during a slow import stops the command
+        raise
     except Exception as e:  # noqa: BLE001 - ImportError or an error raised while importing it
-        raise ValueError(f"agent {spec!r}: cannot import module {mod_name!r} ({type(e).__name__}: {e}); "
+        raise ValueError(f"agent {spec!r}: cannot import module {mod_name!r} ({_raised(e)}); "
                          f"is it installed or on PYTHONPATH?") from None
+    except BaseException as e:  # noqa: BLE001 - sys.exit (or another BaseException) while importing it
+        raise ValueError(f"agent {spec!r}: importing module {mod_name!r} {_raised(e, verb=True)}") from None
     obj: Any = mod
     for i, part in enumerate(attr.split(".")):
         if not hasattr(obj, part):
@@ -224,21 +261,45 @@ def load_agent_spec(spec: str, seed: int | None = None) -> Any:
                              f"{' (it has: ' + ', '.join(public) + ')' if public else ''}")
         obj = getattr(obj, part)
     if not isinstance(obj, type) and callable(getattr(obj, "act", None)):
-        agent = obj
-        if seed is not None and callable(getattr(agent, "seed", None)):
+        agent, made = obj, attr
+    else:
+        if not callable(obj):
+            raise ValueError(f"agent {spec!r}: {attr} is a {type(obj).__name__}, neither an agent (an object with "
+                             f"act(observation, action_mask)) nor a factory f(seed) returning one")
+        try:
+            agent = obj(seed)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the user's factory failed, or called sys.exit
+            raise ValueError(f"agent {spec!r}: calling {attr}({seed!r}) {_raised(e, verb=True)}") from None
+        made = f"{attr}({seed!r})"
+        if not callable(getattr(agent, "act", None)):
+            raise ValueError(f"agent {spec!r}: {made} returned a {type(agent).__name__}, which has no "
+                             f"act(observation, action_mask) method")
+    why = agent_problem(agent)
+    if why is not None:
+        raise ValueError(f"agent {spec!r}: {made} is not an agent: {why}")
+    if seed is not None and obj is agent and getattr(agent, "seed", None) is not None:
+        try:
             agent.seed(seed)
-        return agent
-    if not callable(obj):
-        raise ValueError(f"agent {spec!r}: {attr} is a {type(obj).__name__}, neither an agent (an object with "
-                         f"act(observation, action_mask)) nor a factory f(seed) returning one")
-    try:
-        agent = obj(seed)
-    except Exception as e:  # noqa: BLE001 - the user's factory failed
-        raise ValueError(f"agent {spec!r}: calling {attr}({seed!r}) raised {type(e).__name__}: {e}") from None
-    if not callable(getattr(agent, "act", None)):
-        raise ValueError(f"agent {spec!r}: {attr}({seed!r}) returned a {type(agent).__name__}, which has no "
-                         f"act(observation, action_mask) method")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - the agent's seed() failed, or called sys.exit
+            raise ValueError(f"agent {spec!r}: {attr}.seed({seed!r}) {_raised(e, verb=True)}") from None
     return agent
+
+
+def _raised(e: BaseException, verb: bool = False) -> str:
+    """What an outside agent's code did, for a one-line message: ``called sys.exit(3)``
+    or ``raised RuntimeError: text`` (without the verb: ``SystemExit: 3``)."""
+    try:
+        text = " ".join(str(e).split())[:200]
+    except Exception:  # noqa: BLE001 - an exception whose str() fails
+        text = ""
+    if verb and isinstance(e, SystemExit):
+        return f"called sys.exit({text})"
+    head = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    return f"raised {head}" if verb else head
 
 
 def table_misfit(agent: Any, rules: Any) -> str | None:
@@ -288,4 +349,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "load_agent_spec", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "builtin_opponents", "PRETRAINED", "AGENT_NAMES", "BASELINES", "CUTTING", "NAMED_OPTIONS", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "load_agent_spec", "is_outside_agent", "agent_problem", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "builtin_opponents", "PRETRAINED", "AGENT_NAMES", "BASELINES", "CUTTING", "NAMED_OPTIONS", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
