@@ -1,7 +1,7 @@
 """``rummy eval``: a duplicate-deal tournament between agents.
 
 ``rummy eval --agents NAME NAME [NAME ...] --rules PRESET --deals N --seed S
-[--out DIR] [--players N] [--hands | --matches] [--workers W]``
+[--out DIR] [--players N] [--hands | --matches] [--workers W] [--decision-limit S]``
 
 On a table with a target (every preset but ``practice``) it plays duplicate
 matches to the target by default: each of the ``--deals`` match seeds is played
@@ -10,6 +10,11 @@ with the match win rate (a split counts half), then points per hand, then the
 hand win rate, each with a 95% interval; ``--hands`` plays single hands instead.
 It also prints the ratings; ``--out DIR`` also writes ``summary.csv``,
 ``games.csv``, ``results.json`` and ``win_rates.png`` (win rates and points per hand).
+
+Each call into an agent has ``--decision-limit`` seconds (``DECISION_LIMIT`` by
+default). An agent that raises or exits, ends its process, goes past the limit or
+answers no legal action id stops the tournament with one line naming it, its seat and
+what it did (``rummy_env.eval.referee.AgentError``), exit status 2, and no files.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ import sys
 import time
 from typing import Any
 
+
+from .referee import DECISION_LIMIT, MAX_LIMIT, check_limit
 
 MAX_SEED = 2**62 - 1
 """The largest ``--seed`` (the same bound as ``rummy web --seed``)."""
@@ -44,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--hands", dest="matches", action="store_const", const=False,
                       help="play single hands instead of matches")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    parser.add_argument("--decision-limit", type=float, default=DECISION_LIMIT, metavar="SECONDS",
+                        help=f"wall-clock seconds an agent has for each decision (each act() call, and each seed() "
+                             f"before a game); past it the tournament stops with one line naming the agent, exit "
+                             f"status 2 (default {DECISION_LIMIT:g}; 0: no limit)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -223,8 +234,9 @@ def main(args: argparse.Namespace) -> int:
     """Run ``rummy eval``; returns the exit code.
 
     Raises:
-        ValueError: bad agent names or paths, rules, deals, seed or workers (the ``rummy``
-            dispatcher prints the message and exits 2).
+        ValueError: bad agent names or paths, rules, deals, seed, workers or decision
+            limit; or an ``AgentError``, an agent that failed during play (the ``rummy``
+            dispatcher prints the message, one line, and exits 2).
     """
     from .tournament import make_tables, run_tournament
 
@@ -244,6 +256,12 @@ def main(args: argparse.Namespace) -> int:
     from rummy_env.agents import make_agent
     from rummy_env.rules import Rules
 
+    limit = getattr(args, "decision_limit", DECISION_LIMIT)  # a Namespace made by hand may leave it out
+    try:
+        check_limit(limit)
+    except ValueError:
+        raise ValueError(f"--decision-limit must be a number of seconds in 0..{MAX_LIMIT:g} (0: no limit), "
+                         f"got {limit!r}") from None
     if len(args.agents) < 2:
         raise ValueError("--agents needs at least two agents")
     if not 0 <= args.seed <= MAX_SEED:
@@ -266,7 +284,8 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         res = run_tournament(args.agents, rules=rules, deals=args.deals, seed=args.seed, matches=matches,
-                             workers=args.workers, progress=bar.update if bar else None)
+                             workers=args.workers, progress=bar.update if bar else None,
+                             decision_limit=limit)
     finally:
         if bar:
             bar.close()

@@ -7,18 +7,23 @@ hand 1, RULES.md §2). Games run on ``rummy_env.engine`` with
 ``rummy_env.observation.Encoder`` directly (no wrappers), and the agents receive
 only the observation vector and the action mask as numpy arrays.
 
-Work is split by deal index into chunks; with ``workers > 1`` the chunks run in a
-process pool and are merged in deal order, so results are identical for the same
+Work is split by deal index into chunks; with ``workers > 1`` the chunks run in
+worker processes and are merged in deal order, so results are identical for the same
 seed whatever the worker count.
+
+Every call into an agent during play is refereed (``rummy_env.eval.referee``): it has
+``DECISION_LIMIT`` seconds (or the ``decision_limit`` given), an answer must be a legal
+action id as the env takes them, and whatever an agent raises or does, ``sys.exit``
+included, ends the evaluation with one ``AgentError`` line naming the agent, its seat
+and what it did. An outside agent (``MODULE:ATTR``) plays in a worker process even with
+one worker, so that one that ends its process (``os._exit``) or hangs where no signal
+reaches it is reported as well.
 """
 from __future__ import annotations
 
 import itertools
 import json
 import math
-import multiprocessing as mp
-import signal
-import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,6 +31,8 @@ import numpy as np
 from rummy_env import engine
 from rummy_env.observation import Encoder, action_mask
 from rummy_env.rules import Rules
+
+from .referee import DECISION_LIMIT, AgentError, Referee, check_limit, current, game_place, one_line, play_in_workers
 
 Z95 = 1.959963984540054
 
@@ -192,7 +199,9 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
 
     ``agents[s]`` plays seat ``s`` and gets only ``(observation float32 (obs_size(n),),
     action_mask int8 (N,))`` (N: the table's action count). In a match, hand ``k`` is dealt from
-    ``hand_seed(seed, k)`` (the dealer passes left each hand, RULES.md §7).
+    ``hand_seed(seed, k)`` (the dealer passes left each hand, RULES.md §7). Each
+    ``act()`` is refereed (the module's docstring): within ``DECISION_LIMIT`` seconds
+    when called on its own, within the tournament's limit when ``play_games`` calls it.
 
     Returns:
         ``{"payoffs": per seat (hand points, zero-sum; for a match +1 / -1 / split as
@@ -203,8 +212,20 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
         nobody won}``.
 
     Raises:
-        ValueError: an agent returned an illegal action (the message names the seat).
+        AgentError (a ``ValueError``): an agent raised or exited, went past the limit,
+            answered no action id or an illegal one (the message names it and its seat).
+        ValueError: ``matches`` for rules without a target.
     """
+    ref = current()
+    if ref is None:
+        with Referee(DECISION_LIMIT) as ref:
+            ref.begin_game(None, [type(a).__name__ for a in agents], f"seed {seed}")
+            return _play(ref, rules, agents, seed, matches, encoder)
+    return _play(ref, rules, agents, seed, matches, encoder)
+
+
+def _play(ref: Referee, rules: Rules, agents: Sequence[Any], seed: int, matches: bool,
+          encoder: Encoder | None) -> dict[str, Any]:
     n = rules.num_players
     if matches and rules.target is None:
         raise ValueError("--matches needs rules with a target (this preset plays a single hand)")
@@ -220,11 +241,11 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
         while not st.hand_over:
             p = st.current
             mask = action_mask(engine.legal_actions(st), size=st.num_actions)
-            a = agents[p].act(enc.encode(st, p), mask)
+            a = ref.act(agents[p], p, enc.encode(st, p), mask, st.num_actions)
             try:
-                engine.apply(st, int(a))
-            except ValueError as e:
-                raise ValueError(f"the agent at seat {p} ({type(agents[p]).__name__}) played an illegal action: {e}") from None
+                engine.apply(st, a)
+            except engine.IllegalActionError as e:
+                raise AgentError(ref.label(p), p, f"played an illegal action: {one_line(str(e))}", ref.where) from None
             decisions += 1
         if first is None:
             first = dict(st.result, turns=st.turn, payoffs=list(st.payoffs))
@@ -257,7 +278,7 @@ def play_game(rules: Rules, agents: Sequence[Any], seed: int, matches: bool = Fa
 _WORKER_AGENTS: dict[tuple[int, int], Any] = {}
 
 
-def _instantiate(specs: Sequence[AgentSpec], idx: int, seat: int) -> Any:
+def _instantiate(specs: Sequence[AgentSpec], idx: int, seat: int, ref: Referee) -> Any:
     spec = specs[idx]
     if not isinstance(spec, str):
         return spec
@@ -266,27 +287,32 @@ def _instantiate(specs: Sequence[AgentSpec], idx: int, seat: int) -> Any:
     if a is None:
         from rummy_env.agents import make_agent
 
-        a = make_agent(spec)
+        with ref.making(seat, idx):
+            a = make_agent(spec)
         _WORKER_AGENTS[key] = a
     return a
 
 
 def _run_chunk(job: tuple) -> list[dict[str, Any]]:
+    """Play deals ``lo..hi-1`` of a job at every table in every rotation, refereed by the
+    thread's ``Referee`` (``play_games`` sets one up)."""
     specs, tables, rules, seed, lo, hi, matches = job
+    ref = current()
     _WORKER_AGENTS.clear()
     n = rules.num_players
     enc = Encoder.for_rules(rules)
+    names = ref.names if ref.names is not None else unique_names(specs)
     out = []
     for d in range(lo, hi):
         ds = deal_seed(seed, d)
         for t, table in enumerate(tables):
             for r in range(n):
                 seats = seating(table, r)
+                ref.begin_game(seats, [names[i] for i in seats], game_place(d, t, r, len(tables)), (d, t, r))
                 ags = []
                 for s, idx in enumerate(seats):
-                    a = _instantiate(specs, idx, s)
-                    if hasattr(a, "seed"):
-                        a.seed(agent_seed(seed, d, t, r, s))
+                    a = _instantiate(specs, idx, s, ref)
+                    ref.seed(a, s, agent_seed(seed, d, t, r, s))
                     ags.append(a)
                 g = play_game(rules, ags, ds, matches=matches, encoder=enc)
                 g.update(deal=d, table=t, rotation=r, seats=seats)
@@ -294,53 +320,54 @@ def _run_chunk(job: tuple) -> list[dict[str, Any]]:
     return out
 
 
-def _init_worker() -> None:
-    """Pool initializer: one torch thread per worker process, default signal handling
-    (SIGINT ignored: the parent handles Ctrl-C and ends the pool). The workers already
-    split the cores, and a forked child must not enter the OpenMP thread pool its
-    parent started (it would wait forever for threads that were not forked)."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
-    # the parent's Ctrl-C / SIGTERM handlers (rummy train checkpoints on them) are not
-    # the workers': the parent stops the pool, a worker just ends
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 def _chunks(deals: int, workers: int) -> list[tuple[int, int]]:
     size = max(1, min(50, math.ceil(deals / (max(1, workers) * 8))))
     return [(i, min(deals, i + size)) for i in range(0, deals, size)]
 
 
+def _isolate(specs: Sequence[AgentSpec]) -> bool:
+    """Whether the agents must play in a worker process even with one worker: any
+    outside agent (``MODULE:ATTR``), whose ``os._exit`` or unstoppable hang this process
+    could not survive."""
+    from rummy_env.agents import is_outside_agent
+
+    return any(is_outside_agent(s) for s in specs)
+
+
 def play_games(specs: Sequence[AgentSpec], tables: Sequence[tuple[int, ...]], rules: Rules, deals: int,
                seed: int, matches: bool = False, workers: int = 1,
-               progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+               progress: Callable[[int], None] | None = None,
+               decision_limit: float | None = DECISION_LIMIT) -> list[dict[str, Any]]:
     """Play ``deals`` deals at every table in every rotation; the game records in order
     (deal, table, rotation), independent of ``workers``.
 
-    ``progress(k)`` is called after each finished chunk with the number of deals in it.
+    With ``workers == 1`` the games are played in this process, unless an agent is an
+    outside one (``MODULE:ATTR``): then one worker process plays them. Each agent call
+    is refereed (the module's docstring) with ``decision_limit`` seconds each (``None``
+    or ``0``: no limit). ``progress(k)`` is called after each finished chunk with the
+    number of deals in it.
 
     Raises:
-        ValueError: bad ``deals`` / ``workers``, or an agent's illegal action.
+        AgentError (a ``ValueError``): an agent raised or exited (in ``act()``,
+            ``seed()`` or while a worker made it), ended its worker process, went past
+            the limit, or answered no action id or an illegal one.
+        ValueError: bad ``deals``, ``workers`` or ``decision_limit``.
     """
-    if not isinstance(deals, int) or deals < 1:
+    if isinstance(deals, bool) or not isinstance(deals, int) or deals < 1:
         raise ValueError(f"deals must be an int >= 1, got {deals!r}")
-    if not isinstance(workers, int) or workers < 1:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    limit = check_limit(decision_limit)
     jobs = [(list(specs), list(tables), rules, seed, lo, hi, matches) for lo, hi in _chunks(deals, workers)]
+    names = unique_names(specs)
+    if workers > 1 or _isolate(specs):
+        done = (lambda j: progress(jobs[j][5] - jobs[j][4])) if progress else None
+        chunks = play_in_workers(_run_chunk, jobs, min(workers, len(jobs)), limit, names, len(tables), done)
+        return [g for recs in chunks for g in recs]
     records: list[dict[str, Any]] = []
-    if workers == 1:
+    with Referee(limit, names):
         for job in jobs:
             records.extend(_run_chunk(job))
-            if progress:
-                progress(job[5] - job[4])
-        return records
-    methods = mp.get_all_start_methods()
-    ctx = mp.get_context("fork" if "fork" in methods else None)
-    with ctx.Pool(workers, initializer=_init_worker) as pool:
-        for job, recs in zip(jobs, pool.imap(_run_chunk, jobs)):
-            records.extend(recs)
             if progress:
                 progress(job[5] - job[4])
     return records
@@ -498,14 +525,35 @@ def resolve_matches(rules: Rules, matches: bool | None) -> bool:
     return bool(matches)
 
 
+def _checked_agent(spec: AgentSpec) -> Any:
+    """The agent ``spec`` stands for, checked before any game: ``make_agent``'s for a
+    name, else the object itself if it passes ``rummy_env.agents.agent_problem``.
+
+    Raises:
+        ValueError: a bad name (``make_agent``'s message), or an object without
+            ``act()`` or with a ``seed`` attribute that is not a method.
+    """
+    from rummy_env.agents import agent_problem, make_agent
+
+    if isinstance(spec, str):
+        return make_agent(spec)  # fail fast with make_agent's message
+    why = agent_problem(spec)
+    if why is not None:
+        raise ValueError(f"an agent must be a make_agent name or an object with act() (and, if it has one, a "
+                         f"seed(seed) method); a {type(spec).__name__} is not: {why}")
+    return spec
+
+
 def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: int = 200, seed: int = 0,
                    players: int | None = None, matches: bool | None = None, workers: int = 1,
-                   progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                   progress: Callable[[int], None] | None = None,
+                   decision_limit: float | None = DECISION_LIMIT) -> dict[str, Any]:
     """A duplicate-deal tournament.
 
     Args:
-        agents: ``make_agent`` names or agent objects (objects must be picklable when
-            ``workers > 1``).
+        agents: ``make_agent`` names or agent objects (with ``workers > 1`` objects go to
+            the worker processes as the parent holds them, by fork, or pickled where
+            processes are spawned).
         rules: preset name, ``Rules`` or dict of options; ``players`` overrides the count.
         deals: deals per table (match seeds in match mode); each is played once per
             seat rotation (duplicate: the same cards, the seats rotated).
@@ -513,32 +561,33 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
         matches: play full matches to the target (default when the rules have one:
             ``resolve_matches``) or single hands (False).
         workers: processes (results do not depend on it).
+        decision_limit: seconds each call into an agent may take (``DECISION_LIMIT``;
+            ``None`` or 0: no limit), ``play_games``.
 
     Returns:
         ``summarize(...)`` plus ``settings`` and ``records`` (one dict per game).
 
     Raises:
-        ValueError: bad agents, rules, deals or workers (names are checked before play), or a
-            policy trained for another table (``rummy_env.agents.table_misfit``).
+        AgentError (a ``ValueError``): an agent failed during play (``play_games``): the
+            message names it, its seat and what it did.
+        ValueError: bad agents, rules, deals, workers or limit (agents are checked before
+            play), or a policy trained for another table (``rummy_env.agents.table_misfit``).
     """
-    from rummy_env.agents import make_agent, table_misfit
+    from rummy_env.agents import table_misfit
 
     r = _resolve_rules(rules, players)
     matches = resolve_matches(r, matches)
+    check_limit(decision_limit)
     for s in agents:
-        if isinstance(s, str):
-            a = make_agent(s)  # fail fast with make_agent's message
-        elif not hasattr(s, "act"):
-            raise ValueError(f"an agent must be a make_agent name or an object with act(); got {s!r}")
-        else:
-            a = s
+        a = _checked_agent(s)
         why = table_misfit(a, r)  # a policy trained for another table (RULES.md §10.4 tables differ)
         if why is not None:
             raise ValueError(f"agent {s if isinstance(s, str) else type(s).__name__!r} cannot play "
                              f"{json.dumps(r.to_json())} with {r.num_players} players: {why}")
     names = unique_names(agents)
     tables = make_tables(len(agents), r.num_players)
-    records = play_games(agents, tables, r, deals, seed, matches=matches, workers=workers, progress=progress)
+    records = play_games(agents, tables, r, deals, seed, matches=matches, workers=workers, progress=progress,
+                         decision_limit=decision_limit)
     res = summarize(names, tables, records, r.num_players, matches)
     res["settings"] = {"agents": names, "rules": r.to_json(), "players": r.num_players, "deals": deals,
                        "seed": seed, "matches": matches, "rotations": r.num_players,
@@ -550,7 +599,8 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
 def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = "classic", deals: int = 200,
              seed: int = 0, workers: int = 1, players: int | None = None,
              matches: bool | None = None, opponent_stats: bool = False,
-             progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+             progress: Callable[[int], None] | None = None,
+             decision_limit: float | None = DECISION_LIMIT) -> dict[str, Any]:
     """Evaluate one agent (e.g. a policy being trained) against a baseline: duplicate
     matches to the target (the default when the rules have one), or duplicate hands.
 
@@ -570,9 +620,12 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
         without playing them again; the agents' seeds follow their places, so a second
         evaluation with the places swapped plays other random choices).
         ``progress(k)``: called as chunks of deals finish (``play_games``), ``k`` deals each.
+        ``decision_limit``: seconds each call into an agent may take (``play_games``).
 
     Raises:
-        ValueError: bad agent names, rules, deals or workers; ``opponent_stats`` at a
+        AgentError (a ``ValueError``): an agent failed during play (``play_games``): the
+            message names it, its seat and what it did.
+        ValueError: bad agents, rules, deals, workers or limit; ``opponent_stats`` at a
             table of more than 2 players.
     """
     r = _resolve_rules(rules, players)
@@ -582,13 +635,12 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
         raise ValueError(f"opponent_stats needs a heads-up table; this one has {n} players (agent_b holds {n - 1} "
                          "seats, so its result is not agent_b's against agent_a)")
     specs = [agent_a, agent_b] if n == 2 else [agent_a] + [agent_b] * (n - 1)
-    from rummy_env.agents import make_agent
-
-    for s in specs:
-        if isinstance(s, str):
-            make_agent(s)
+    check_limit(decision_limit)
+    for s in (agent_a, agent_b):
+        _checked_agent(s)
     tables = [tuple(range(len(specs)))]
-    records = play_games(specs, tables, r, deals, seed, matches=matches, workers=workers, progress=progress)
+    records = play_games(specs, tables, r, deals, seed, matches=matches, workers=workers, progress=progress,
+                         decision_limit=decision_limit)
     a = _agent_stats(records, 0, matches)
     # the opponents' wins counted as agent_a's are (a split match shares 1/k each)
     a["opponent_win_rate"] = sum(_agent_stats(records, i, matches)["wins"] for i in range(1, len(specs))) / len(records)
@@ -604,5 +656,5 @@ def evaluate(agent_a: AgentSpec, agent_b: AgentSpec = "heuristic", rules: Any = 
 __all__ = [
     "wilson_interval", "mean_interval", "bradley_terry_elo", "openskill_ratings", "deal_seed", "agent_seed",
     "make_tables", "seating", "hand_seed", "play_game", "ratio_interval", "resolve_matches", "play_games", "summarize", "run_tournament", "evaluate",
-    "unique_names",
+    "unique_names", "AgentError", "DECISION_LIMIT",
 ]
