@@ -50,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="play full matches to the target (the default when the rules have a target)")
     mode.add_argument("--hands", dest="matches", action="store_const", const=False,
                       help="play single hands instead of matches")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (results do not depend on it)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="worker processes, capped at the pieces of work (chunks of deals, so never more "
+                             "than --deals); results do not depend on it (default 1)")
     parser.add_argument("--decision-limit", type=float, default=DECISION_LIMIT, metavar="SECONDS",
                         help=f"wall-clock seconds an agent has for each decision (each act() call, and each seed() "
                              f"before a game); past it the tournament stops with one line naming the agent, exit "
@@ -230,6 +232,18 @@ def plot_win_rates(res: dict[str, Any], path: str) -> None:
     plt.close(fig)
 
 
+def _processes(deals: int, workers: int) -> str:
+    """The summary's note of the processes that played: ``--workers`` capped at the
+    pieces of work (``worker_processes``) says so."""
+    from .tournament import worker_processes
+
+    n = worker_processes(deals, workers)
+    text = "1 worker process" if n == 1 else f"{n} worker processes"
+    if n < workers:
+        text += f": --workers {workers} capped at the {n} piece{'' if n == 1 else 's'} of work"
+    return text
+
+
 def main(args: argparse.Namespace) -> int:
     """Run ``rummy eval``; returns the exit code.
 
@@ -242,10 +256,9 @@ def main(args: argparse.Namespace) -> int:
 
     if args.out is not None and not args.out.strip():
         raise ValueError("--out must name an output folder, got an empty path (leave --out out to write no files)")
-    if isinstance(args.workers, int) and isinstance(args.deals, int) and args.deals >= 1 \
-            and args.workers > args.deals:
-        raise ValueError(f"--workers {args.workers} is more than the {args.deals} deal(s) to play, so "
-                         f"{args.workers - args.deals} worker(s) would have no work: give --workers 1..{args.deals}")
+    for flag, v, what in (("--workers", args.workers, " (worker processes)"), ("--deals", args.deals, "")):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{flag} must be an int >= 1{what}, got {v!r}")
     if args.out:  # fail before the tournament, not after it
 
         try:
@@ -293,7 +306,7 @@ def main(args: argparse.Namespace) -> int:
     con = output_console()
     for t in _tables(res):
         con.print(t)
-    con.print(f"{res['settings']['games']} games in {_seconds(dt)} ({args.workers} worker(s))")
+    con.print(f"{res['settings']['games']} games in {_seconds(dt)} ({_processes(args.deals, args.workers)})")
     if args.out:
         for p in write_outputs(res, args.out):
             con.print(f"wrote {p}")

@@ -325,6 +325,14 @@ def _chunks(deals: int, workers: int) -> list[tuple[int, int]]:
     return [(i, min(deals, i + size)) for i in range(0, deals, size)]
 
 
+def worker_processes(deals: int, workers: int) -> int:
+    """How many processes ``workers`` asked for become: at most one per piece of work (a
+    chunk of deals, ``_chunks``), so never more than ``deals``; a process more would start
+    and wait with nothing to play. ``1``: the games are played in this process (an outside
+    agent's in one worker process, ``play_games``)."""
+    return min(workers, len(_chunks(deals, workers)))
+
+
 def _isolate(specs: Sequence[AgentSpec]) -> bool:
     """Whether the agents must play in a worker process even with one worker: any
     outside agent (``MODULE:ATTR``), whose ``os._exit`` or unstoppable hang this process
@@ -341,10 +349,10 @@ def play_games(specs: Sequence[AgentSpec], tables: Sequence[tuple[int, ...]], ru
     """Play ``deals`` deals at every table in every rotation; the game records in order
     (deal, table, rotation), independent of ``workers``.
 
-    With ``workers == 1`` the games are played in this process, unless an agent is an
-    outside one (``MODULE:ATTR``): then one worker process plays them. Each agent call
-    is refereed (the module's docstring) with ``decision_limit`` seconds each (``None``
-    or ``0``: no limit). ``progress(k)`` is called after each finished chunk with the
+    ``workers`` is capped at the pieces of work (``worker_processes``). With one process
+    the games are played in this one, unless an agent is an outside one (``MODULE:ATTR``):
+    then one worker process plays them. Each agent call is refereed (the module's
+    docstring) with ``decision_limit`` seconds each (``None`` or ``0``: no limit). ``progress(k)`` is called after each finished chunk with the
     number of deals in it.
 
     Raises:
@@ -360,9 +368,10 @@ def play_games(specs: Sequence[AgentSpec], tables: Sequence[tuple[int, ...]], ru
     limit = check_limit(decision_limit)
     jobs = [(list(specs), list(tables), rules, seed, lo, hi, matches) for lo, hi in _chunks(deals, workers)]
     names = unique_names(specs)
-    if workers > 1 or _isolate(specs):
+    procs = worker_processes(deals, workers)
+    if procs > 1 or _isolate(specs):
         done = (lambda j: progress(jobs[j][5] - jobs[j][4])) if progress else None
-        chunks = play_in_workers(_run_chunk, jobs, min(workers, len(jobs)), limit, names, len(tables), done)
+        chunks = play_in_workers(_run_chunk, jobs, procs, limit, names, len(tables), done)
         return [g for recs in chunks for g in recs]
     records: list[dict[str, Any]] = []
     with Referee(limit, names):
@@ -560,7 +569,8 @@ def run_tournament(agents: Sequence[AgentSpec], rules: Any = "classic", deals: i
         seed: the tournament seed (deal ``i`` uses ``deal_seed(seed, i)``).
         matches: play full matches to the target (default when the rules have one:
             ``resolve_matches``) or single hands (False).
-        workers: processes (results do not depend on it).
+        workers: processes, capped at the pieces of work (``worker_processes``); results
+            do not depend on it.
         decision_limit: seconds each call into an agent may take (``DECISION_LIMIT``;
             ``None`` or 0: no limit), ``play_games``.
 

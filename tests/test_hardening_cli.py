@@ -383,7 +383,41 @@ def test_eval_out_empty_is_refused_and_writes_nothing(capsys, tmp_path, monkeypa
     assert list(tmp_path.iterdir()) == []
 
 
-def test_eval_more_workers_than_deals_is_refused(capsys):
-    assert rummy(["eval", "--agents", "random", "greedy", "--deals", "1", "--workers", "12"]) == 2
+def test_eval_workers_are_capped_at_the_pieces_of_work(capsys, monkeypatch):
+    # one deal is one piece of work: --workers 12 plays it in this process, as --workers 1
+    # does, and says how many processes played
+    from rummy_env.eval import tournament
+
+    started = []
+    real = tournament.play_in_workers
+    monkeypatch.setattr(tournament, "play_in_workers", lambda run, jobs, workers, *a, **k: (
+        started.append((workers, len(jobs))), real(run, jobs, workers, *a, **k))[1])
+    assert rummy(["eval", "--agents", "random", "greedy", "--deals", "1", "--workers", "12", "--quiet"]) == 0
+    assert started == [] and "(1 worker process: --workers 12 capped at the 1 piece of work)" in capsys.readouterr().out
+    assert rummy(["eval", "--agents", "random", "greedy", "--hands", "--deals", "3", "--workers", "12",
+                  "--quiet"]) == 0
+    assert started == [(3, 3)] and "(3 worker processes: --workers 12 capped at the 3 pieces of work)" in capsys.readouterr().out
+    assert tournament.worker_processes(1, 12) == 1 and tournament.worker_processes(200, 12) == 12
+    assert tournament.worker_processes(3, 2) == 2
+
+
+def test_eval_help_says_workers_are_capped(capsys):
+    with pytest.raises(SystemExit):
+        rummy(["eval", "--help"])
+    assert "worker processes, capped at the pieces of work (chunks of deals, so never more than --deals)" in \
+        " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("workers", ["0", "-3"])
+def test_eval_workers_below_one_are_refused_by_name_before_any_agent_is_made(capsys, monkeypatch, workers):
+    import rummy_env.agents as agents
+
+    monkeypatch.setattr(agents, "make_agent", lambda *a, **k: pytest.fail("an agent was made"))
+    assert rummy(["eval", "--agents", "random", "greedy", "--deals", "1", "--workers", workers]) == 2
     err = _err(capsys)
-    assert "--workers 12 is more than the 1 deal(s) to play" in err and "give --workers 1..1" in err
+    assert f"--workers must be an int >= 1 (worker processes), got {workers}" in err and "Traceback" not in err
+
+
+def test_eval_deals_below_one_are_refused_by_name(capsys):
+    assert rummy(["eval", "--agents", "random", "greedy", "--deals", "0"]) == 2
+    assert "--deals must be an int >= 1, got 0" in _err(capsys)
