@@ -6,6 +6,7 @@
 | --- | --- |
 | ``random`` | uniformly random legal action |
 | ``greedy`` | takes only usable upcards, melds and lays off all, discards high |
+| ``greedy:eps=E`` | greedy, but each decision is a uniformly random legal action with probability ``E`` (``rummy_env.agents.scripted.EpsilonGreedyAgent``; ``greedy:eps=0.5`` is a benchmark anchor) |
 | ``heuristic`` | the rule texts' strategy (``rummy_env.agents.scripted.HeuristicAgent``) |
 | ``heuristic:OPTIONS`` | the heuristic with its weights changed: ``heuristic:W_OUT=24,HOLD_MELDS=1`` (names in ``HeuristicAgent.TUNABLE``), or ``heuristic:holding`` (the holding heuristic: keeps its melds in hand until it can go out in one turn; the search's base and the shipped policy's teacher), or ``heuristic:cutting`` (the holding heuristic until the stock holds 22 cards, then it melds early: ``CUTTING``) |
 | ``pretrained`` | the policy shipped as ``agents/pretrained/policy.zip`` |
@@ -24,13 +25,13 @@ from typing import Any
 
 from rummy_env.observation import PlayerView, RandomAgent
 
-from .scripted import CUTTING, HOLDING, GreedyAgent, HeuristicAgent
+from .scripted import CUTTING, HOLDING, EpsilonGreedyAgent, GreedyAgent, HeuristicAgent
 
 BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
-AGENT_NAMES = (*BASELINES, "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
+AGENT_NAMES = (*BASELINES, "greedy:eps=E", "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
                "heuristic:OPTIONS", "MODULE:ATTR")
 from .shipped import PRETRAINED, pretrained_for, pretrained_path  # noqa: E402 - the shipped policies
-_PREFIXES = ("ppo", "onnx", "search", "pretrained", "heuristic")  # NAME:... forms that are not MODULE:ATTR
+_PREFIXES = ("ppo", "onnx", "search", "pretrained", "heuristic", "greedy")  # NAME:... forms that are not MODULE:ATTR
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
 """Where the classic policy is shipped (``shipped.pretrained_path("classic")``; kept for
 callers that read it; the code finds every shipped policy through ``agents.shipped``)."""
@@ -47,7 +48,8 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     """Build an agent by name (see the module table).
 
     Args:
-        name: ``"random"``, ``"greedy"``, ``"heuristic"``, ``"heuristic:OPTIONS"``
+        name: ``"random"``, ``"greedy"``, ``"greedy:eps=E"`` (``greedy_eps``),
+            ``"heuristic"``, ``"heuristic:OPTIONS"``
             (``heuristic_options``), ``"search"``,
             ``"search:OPTIONS"``, ``"pretrained"``, ``"pretrained:PRESET"``, ``"ppo:PATH"``,
             ``"onnx:DIR"`` or ``"MODULE:ATTR"`` (an outside agent, ``load_agent_spec``).
@@ -79,6 +81,8 @@ def make_agent(name: str, seed: int | None = None) -> Any:
     low = key.lower()
     if low in _SCRIPTED:
         return _SCRIPTED[low](seed)
+    if low.startswith("greedy:"):
+        return EpsilonGreedyAgent(seed, eps=greedy_eps(key[7:], name))
     if low.startswith("heuristic:"):
         opts = heuristic_options(key[10:], name)
         try:
@@ -124,7 +128,7 @@ def is_outside_agent(name: Any) -> bool:
     """Whether ``name`` is a ``MODULE:ATTR`` spec (an outside agent, ``load_agent_spec``)
     rather than a built-in name: a string with a ``:`` whose prefix is not one of the
     built-in ``NAME:...`` forms (``ppo``, ``onnx``, ``search``, ``pretrained``,
-    ``heuristic``). The evaluator plays such agents in a worker process of their own."""
+    ``heuristic``, ``greedy``). The evaluator plays such agents in a worker process of their own."""
     if not isinstance(name, str) or ":" not in name:
         return False
     return name.strip().split(":", 1)[0].strip().lower() not in _PREFIXES
@@ -145,6 +149,26 @@ def agent_problem(agent: Any) -> str | None:
         if attr == "seed" and value is not None and not callable(value):
             return f"its seed attribute is not a method seed(seed) (its type: {type(value).__name__})"
     return None
+
+
+def greedy_eps(text: str, name: str = "") -> float:
+    """The share of random moves of a ``greedy:eps=E`` agent (``EpsilonGreedyAgent``).
+
+    Raises:
+        ValueError: anything but ``eps=E`` with ``E`` a number in [0, 1].
+    """
+    where = f"agent {name or 'greedy:' + text!r}"
+    k, eq, v = text.strip().partition("=")
+    if k.strip().lower() != "eps" or not eq or not v.strip():
+        raise ValueError(f"{where}: greedy takes one option, eps=E (the share of random moves, 0 to 1), "
+                         f"e.g. greedy:eps=0.5")
+    try:
+        eps = float(v)
+    except ValueError:
+        raise ValueError(f"{where}: eps must be a number in [0, 1], got {v.strip()!r}") from None
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError(f"{where}: eps must be a number in [0, 1], got {v.strip()!r}")
+    return eps
 
 
 NAMED_OPTIONS = {"holding": HOLDING, "cutting": CUTTING}
@@ -349,4 +373,4 @@ def _load_ppo(path: str, seed: int | None, name: str) -> Any:
         raise ValueError(f"agent {name!r}: {e}; {_allowed()}") from None
 
 
-__all__ = ["make_agent", "load_agent_spec", "is_outside_agent", "agent_problem", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "builtin_opponents", "PRETRAINED", "AGENT_NAMES", "BASELINES", "CUTTING", "NAMED_OPTIONS", "PlayerView", "RandomAgent", "GreedyAgent", "HeuristicAgent"]
+__all__ = ["make_agent", "load_agent_spec", "is_outside_agent", "agent_problem", "heuristic_options", "HOLDING", "pretrained_path", "pretrained_for", "table_misfit", "builtin_opponents", "PRETRAINED", "AGENT_NAMES", "BASELINES", "CUTTING", "NAMED_OPTIONS", "PlayerView", "RandomAgent", "GreedyAgent", "EpsilonGreedyAgent", "HeuristicAgent", "greedy_eps"]

@@ -1,4 +1,5 @@
-"""Scripted baseline agents: ``GreedyAgent`` and ``HeuristicAgent`` (``RandomAgent`` is
+"""Scripted baseline agents: ``GreedyAgent``, ``EpsilonGreedyAgent`` (greedy with a share of
+random moves) and ``HeuristicAgent`` (``RandomAgent`` is
 ``rummy_env.observation.RandomAgent``, re-exported by ``rummy_env.agents``).
 
 Each reads only its observation and action mask (through ``rummy_env.observation.PlayerView``),
@@ -351,6 +352,42 @@ class GreedyAgent(_Scripted):
         return DISCARD_BASE + c
 
 
+class EpsilonGreedyAgent(GreedyAgent):
+    """Greedy with a fixed share of random moves (``greedy:eps=E``): before each decision
+    the agent's own generator draws a number in [0, 1); below ``eps`` the agent plays a
+    uniformly random legal action (drawn from the same generator), otherwise greedy's
+    move. It reads only the observation and the mask, and is deterministic given
+    ``seed(s)``. ``eps=0`` plays as ``greedy``, ``eps=1`` uniformly at random; between
+    them it is a rung of the benchmark's anchors between ``random`` and ``greedy``.
+    """
+
+    name = "greedy-eps"
+
+    def __init__(self, seed: int | None = None, eps: float = 0.5) -> None:
+        """``eps``: the share of decisions played at random.
+
+        Raises:
+            ValueError: ``eps`` is not a number in [0, 1].
+        """
+        super().__init__(seed)
+        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0.0 <= float(eps) <= 1.0:
+            raise ValueError(f"greedy option eps is the share of random moves, a number in [0, 1], got {eps!r}")
+        self.eps = float(eps)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A uniformly random legal action with probability ``eps``, else greedy's action.
+
+        Raises:
+            ValueError: bad shapes, or no action is legal (the seat is not to move).
+        """
+        if self._rng.random() < self.eps:
+            legal = np.flatnonzero(action_mask)
+            if legal.size == 0:
+                raise ValueError("no legal action in the mask: this seat is not to move")
+            return int(legal[self._rng.randrange(legal.size)])
+        return super().act(observation, action_mask)
+
+
 class HeuristicAgent(_Scripted):
     """The rule texts' strategy (``shared/seeds``), on the observation only.
 
@@ -588,4 +625,4 @@ going rummy then costs it less, RULES.md §5-§6). 22 was chosen at the classic 
 table (stock 31 after the deal) among 16-26 and 31 by duplicate matches against the holding
 heuristic (docs/agents.md); at a table with a smaller stock it cuts sooner."""
 
-__all__ = ["GreedyAgent", "HeuristicAgent", "HOLDING", "CUTTING"]
+__all__ = ["GreedyAgent", "EpsilonGreedyAgent", "HeuristicAgent", "HOLDING", "CUTTING"]
