@@ -7,6 +7,11 @@ target (RULES.md §7), the anchors it is evaluated against, the evaluation proto
 training budgets. A published task never changes: ``FINGERPRINTS`` holds the hash of
 each task's canonical JSON and ``tests/test_benchmark.py`` fails if a task's content
 changes while its id stays; a change is a new version (``classic-2p-v2``).
+
+Since the second versions, a task also pins its anchors' play (``anchor_play``, made by
+``anchor_play.measure``): each anchor's version and the digest of its actions on fixed
+positions of the task's table, so that an anchor whose play changes fails
+``tests/test_benchmark_anchors.py`` instead of changing the task silently.
 """
 from __future__ import annotations
 
@@ -39,6 +44,10 @@ class Task:
         match_seeds: match seeds per anchor; each is played in every seat rotation.
         budgets: training budgets by name, in learner environment steps (the learner's
             own decisions); ``reference_budget`` names the one the reference rows use.
+        anchor_play: the anchors' pinned play (``anchor_play.measure``'s form: the
+            positions' procedure and digest, and per anchor its version, the number of
+            positions and the digest of its actions); empty for the first versions, which
+            did not pin it (their definition has no such key).
     """
 
     id: str
@@ -49,6 +58,7 @@ class Task:
     match_seeds: int
     budgets: dict[str, int] = field(default_factory=dict)
     reference_budget: str = ""
+    anchor_play: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -91,13 +101,16 @@ class Task:
 
     def to_json(self) -> dict[str, Any]:
         """Everything the task fixes, as JSON (what the fingerprint hashes and every row carries)."""
-        return {"id": self.id, "name": self.name, "version": self.version, "description": self.description,
+        out = {"id": self.id, "name": self.name, "version": self.version, "description": self.description,
                 "rules": dict(self.rules), "players": self.players, "matches": True,
                 "target": self.rules.get("target"), "anchors": list(self.anchors),
                 "protocol": {"name": PROTOCOL, "protocol_seed": self.protocol_seed,
                              "match_seeds": self.match_seeds, "rotations": self.rotations,
                              "matches_per_anchor": self.match_seeds * self.rotations},
                 "budgets": dict(self.budgets), "reference_budget": self.reference_budget}
+        if self.anchor_play:
+            out["anchor_play"] = json.loads(json.dumps(self.anchor_play))
+        return out
 
     def fingerprint(self) -> str:
         """sha256 (first 16 hex digits) of the canonical JSON of ``to_json()`` and the seed list."""
@@ -117,6 +130,26 @@ SEARCH_ANCHOR = "search:samples=16"
 ``search`` uses 32); chosen so that a whole protocol evaluation stays within about
 15 minutes on 2 cores (docs/leaderboard.md gives the measured times)."""
 
+LADDER = ("random", "greedy:eps=0.75", "greedy:eps=0.5", "greedy:eps=0.25", "greedy", "heuristic", SEARCH_ANCHOR)
+"""The anchors of the heads-up tasks since their second versions, weakest first: between
+``random`` and ``greedy`` three rungs of greedy with a share of random moves
+(``EpsilonGreedyAgent``), so that a learner below greedy is still ranked."""
+
+_BUDGETS_V2 = {"1M": 1_000_000, "10M": 10_000_000, "30M": 30_000_000}
+_BUDGETS_SHORT = {"250k": 250_000, "1M": 1_000_000, "3M": 3_000_000}
+
+
+def _pinned(positions: str, play: dict[str, str]) -> dict[str, Any]:
+    """A task's ``anchor_play`` as published: the positions' procedure of ``anchor_play``
+    with their ``positions`` digest, and every anchor of ``play`` at version 1 with its
+    digest (the values ``anchor_play.measure`` printed when the task was made)."""
+    from . import anchor_play as ap
+
+    return {"positions": {"count": ap.POSITIONS, "seed": ap.POSITION_SEED, "stride": ap.POSITION_STRIDE,
+                          "drivers": list(ap.DRIVERS), "digest": positions},
+            "anchors": {a: {"version": 1, "positions": ap.positions_for(a), "digest": d} for a, d in play.items()}}
+
+
 TASKS: dict[str, Task] = {t.id: t for t in (
     Task("classic-2p-v1", "classic straight rummy heads-up, matches to 100 (RULES.md §9 classic)",
          full_rules("classic"), ("random", "greedy", "heuristic", SEARCH_ANCHOR), protocol_seed=2026_1201,
@@ -127,12 +160,37 @@ TASKS: dict[str, Task] = {t.id: t for t in (
     Task("turnover-4p-v1", "four players, the pile turned over when the stock runs out, matches to 200 (§9 turnover)",
          full_rules("turnover", num_players=4), ("random", "greedy", "heuristic"), protocol_seed=2026_1203,
          match_seeds=50, budgets=dict(_BUDGETS), reference_budget="250k"),
+    # the second versions: budgets where learning shows, the ladder of anchors, the anchors' play pinned
+    Task("classic-2p-v2", "classic straight rummy heads-up, matches to 100 (RULES.md §9 classic)",
+         full_rules("classic"), LADDER, protocol_seed=2026_1201, match_seeds=100, budgets=dict(_BUDGETS_V2),
+         reference_budget="10M",
+         anchor_play=_pinned("2daf985a56e21e98", {
+             "random": "ea76a655168af720", "greedy:eps=0.75": "7993cf36bf30dfda", "greedy:eps=0.5": "7863d865223794c6",
+             "greedy:eps=0.25": "e46c1d14149b1859", "greedy": "4be67cae3862bcfe", "heuristic": "6e51098bbe9fed8b",
+             SEARCH_ANCHOR: "2dab23ce885726ad"})),
+    Task("short-2p-v1", "the easy rung: classic heads-up with seven-card hands, matches to 50 (RULES.md §8 hand_size)",
+         full_rules("classic", hand_size=7, target=50), LADDER, protocol_seed=2026_1204, match_seeds=100,
+         budgets=dict(_BUDGETS_SHORT), reference_budget="1M",
+         anchor_play=_pinned("061dbc95fa86adeb", {
+             "random": "2387b6eee2902a6f", "greedy:eps=0.75": "7fe875db27002500", "greedy:eps=0.5": "f4fa3ca277bf8c56",
+             "greedy:eps=0.25": "d96d2ef6ae39285f", "greedy": "965d0bf5d60a6903", "heuristic": "cb1a291806de6b3d",
+             SEARCH_ANCHOR: "4e0736c79d9dc0db"})),
+    Task("rum500-2p-v2", "500 Rum heads-up: melds score for their maker, the pile is dug, matches to 500 (§10.4)",
+         full_rules("rum500"), LADDER, protocol_seed=2026_1202, match_seeds=100, budgets=dict(_BUDGETS_V2),
+         reference_budget="10M",
+         anchor_play=_pinned("5b243697d275a8e0", {
+             "random": "906b38adcbab26c1", "greedy:eps=0.75": "bd4c114931218be6", "greedy:eps=0.5": "5e7400bf2e6b52b9",
+             "greedy:eps=0.25": "ed1797af6bae14bb", "greedy": "8b79697142687e3f", "heuristic": "57763eae8c4885a0",
+             SEARCH_ANCHOR: "a774578228ee7754"})),
 )}
 
 FINGERPRINTS = {
     "classic-2p-v1": "43ff279b4ebc19e9",
     "rum500-2p-v1": "8aa9cf98177b9ff7",
     "turnover-4p-v1": "7a75e4a889993102",
+    "classic-2p-v2": "4914cdf553908314",
+    "short-2p-v1": "581f25433c7fce9a",
+    "rum500-2p-v2": "3daea8925476f5db",
 }
 """Each published task's ``fingerprint()``: a task whose content changes under the same id
 fails ``tests/test_benchmark.py`` (publish a new version instead)."""
