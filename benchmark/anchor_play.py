@@ -1,8 +1,8 @@
 """The anchors' play, pinned: what makes an anchor part of a task's definition.
 
 An anchor is a frozen opponent: a task's numbers mean something only while its anchors
-play as they did when the task was published. So every task since the second version
-of ``classic-2p`` carries, for each anchor, its declared version (``ANCHOR_VERSIONS``)
+play as they did when the task was published. So every task published since
+``classic-2p-v2`` carries, for each anchor, its declared version (``ANCHOR_VERSIONS``)
 and the digest of the actions it chooses on a fixed set of positions of the task's
 table (``play_digest``), inside the task's definition and so inside its fingerprint and
 every row. ``tests/test_benchmark_anchors.py`` plays the positions again: an anchor
@@ -11,9 +11,10 @@ the change is published as a new task version with the anchor's version raised a
 the new digests, never under the old task id.
 
 The positions (``positions``): single hands of the task's table dealt from
-``deal_seed(POSITION_SEED, g)``, played by ``greedy`` and ``random`` (seats swapped
-every hand); every ``POSITION_STRIDE``-th decision of either seat is kept, up to
-``POSITIONS`` (the search anchor is pinned on the first ``SEARCH_POSITIONS``). The anchor
+``deal_seed(POSITION_SEED, g)``, played in every seat by a driver that is no anchor
+(``driver_move``: a meld or lay-off when one is legal, else a random legal action);
+every ``POSITION_STRIDE``-th decision of either seat is kept, up to
+``POSITIONS`` (the search anchor is pinned on ``SEARCH_POSITIONS`` of them, evenly spaced). The anchor
 answers each position after ``seed(deal_seed(POSITION_SEED, i))`` (a stochastic anchor is
 deterministic given its seed), and the digest is the first 16 hex digits of the sha256
 of the action ids in order.
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from typing import Any, Sequence
 
 import numpy as np
 
+from rummy_env.actions import DIG_BASE, MELD_BASE
 from rummy_env.rules import Rules
 
 POSITIONS = 200
@@ -38,11 +41,11 @@ POSITION_STRIDE = 5
 """Every fifth decision of the hands is kept, so the positions spread over many hands."""
 
 SEARCH_POSITIONS = 24
-"""On how many of the positions (the first) the search anchor's play is pinned: a search
+"""On how many of the positions (evenly spaced, ``spread``) the search anchor's play is pinned: a search
 decision costs about 50 ms, the scripted anchors' well under one."""
 
-DRIVERS = ("greedy", "random")
-"""Who plays the hands the positions come from (seats swapped every hand)."""
+DRIVER = "meld-else-random"
+"""Who plays the hands the positions come from (``driver_move``), in every seat."""
 
 ANCHOR_VERSIONS = {
     "random": 1,
@@ -57,12 +60,22 @@ ANCHOR_VERSIONS = {
 whenever its play changes (``play_digest``)."""
 
 
+def driver_move(action_mask: np.ndarray, rng: random.Random) -> int:
+    """The positions' driver (``DRIVER``): a meld or lay-off drawn uniformly from the legal
+    ones when there is one, else a uniformly random legal action. It is no anchor's code,
+    so an anchor that changes leaves the positions as they were."""
+    legal = np.flatnonzero(action_mask)
+    put = legal[(legal >= MELD_BASE) & (legal < DIG_BASE)]
+    pick = put if put.size else legal
+    return int(pick[rng.randrange(pick.size)])
+
+
 def positions(rules: Rules, n: int = POSITIONS, seed: int = POSITION_SEED,
               stride: int = POSITION_STRIDE) -> list[tuple[np.ndarray, np.ndarray]]:
     """``n`` positions ``(observation, action_mask)`` of ``rules``'s table: every
-    ``stride``-th decision of single hands dealt from ``deal_seed(seed, g)`` (module docstring)."""
+    ``stride``-th decision of single hands dealt from ``deal_seed(seed, g)`` and played by
+    ``driver_move`` from ``random.Random(deal_seed(seed, g))`` (module docstring)."""
     from rummy_env import engine
-    from rummy_env.agents import make_agent
     from rummy_env.eval.tournament import deal_seed
     from rummy_env.observation import Encoder, action_mask
 
@@ -72,17 +85,14 @@ def positions(rules: Rules, n: int = POSITIONS, seed: int = POSITION_SEED,
     game = 0
     while len(out) < n:
         s = deal_seed(seed, game)
-        drivers = [make_agent(DRIVERS[0], seed=s), make_agent(DRIVERS[1], seed=s + 1)]
-        if game % 2:
-            drivers.reverse()
+        rng = random.Random(s)
         st = engine.new_game(rules, seed=s)
         while not st.hand_over and len(out) < n:
-            p = st.current
-            obs = enc.encode(st, p)
+            obs = enc.encode(st, st.current)
             mask = action_mask(engine.legal_actions(st), size=st.num_actions)
             if decisions % stride == 0:
                 out.append((np.array(obs, copy=True), np.array(mask, copy=True)))
-            engine.apply(st, drivers[p].act(obs, mask))
+            engine.apply(st, driver_move(mask, rng))
             decisions += 1
         game += 1
     return out
@@ -126,6 +136,11 @@ def play_digest(anchor: str, pos: Sequence[tuple[np.ndarray, np.ndarray]], seed:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def spread(pos: Sequence[Any], n: int) -> list[Any]:
+    """``n`` of the positions, evenly spaced (all of them when ``n`` is their number)."""
+    return [pos[i * len(pos) // n] for i in range(n)]
+
+
 def positions_for(anchor: str) -> int:
     """On how many of the positions ``anchor``'s play is pinned: ``POSITIONS``, the search's
     ``SEARCH_POSITIONS`` (a search decision costs about 50 ms)."""
@@ -135,13 +150,13 @@ def positions_for(anchor: str) -> int:
 def measure(rules: Rules, anchors: Sequence[str]) -> dict[str, Any]:
     """The pins of a new task's anchors at ``rules``'s table, measured by running them now
     (what a new task version writes into its ``anchor_play``): ``{"positions": {"count",
-    "seed", "stride", "drivers", "digest"}, "anchors": {anchor: {"version", "positions",
+    "seed", "stride", "driver", "digest"}, "anchors": {anchor: {"version", "positions",
     "digest"}}}`` with each anchor's current ``ANCHOR_VERSIONS``."""
     pos = positions(rules)
     return {"positions": {"count": POSITIONS, "seed": POSITION_SEED, "stride": POSITION_STRIDE,
-                          "drivers": list(DRIVERS), "digest": positions_digest(pos)},
+                          "driver": DRIVER, "digest": positions_digest(pos)},
             "anchors": {a: {"version": ANCHOR_VERSIONS[a], "positions": positions_for(a),
-                            "digest": play_digest(a, pos[:positions_for(a)])} for a in anchors}}
+                            "digest": play_digest(a, spread(pos, positions_for(a)))} for a in anchors}}
 
 
 def check(task: Any) -> list[str]:
@@ -157,14 +172,13 @@ def check(task: Any) -> list[str]:
     got = positions_digest(pos)
     if got != p["digest"]:
         return [f"task {task.id}: its positions changed (digest {got}, published {p['digest']}): the engine now "
-                f"deals, plays or encodes the table's hands differently, or a driver ({', '.join(p['drivers'])}) "
-                f"plays differently, so the task's numbers are no longer "
+                f"deals, plays or encodes the table's hands differently, so the task's numbers are no longer "
                 f"reproducible; publish a new version of the task"]
     out = []
     for a, pin in pins["anchors"].items():
         if ANCHOR_VERSIONS.get(a, pin["version"]) > pin["version"]:
             continue
-        got = play_digest(a, pos[:pin["positions"]], p["seed"])
+        got = play_digest(a, spread(pos, pin["positions"]), p["seed"])
         if got != pin["digest"]:
             out.append(f"task {task.id}: anchor {a!r} (version {pin['version']}) plays differently on the task's "
                        f"{pin['positions']} positions (digest {got}, published {pin['digest']}). An anchor is frozen "

