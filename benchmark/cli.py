@@ -73,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--train-wall-s", type=float, default=None, metavar="S", help="its training wall-clock in seconds")
     p.add_argument("--train-seed", type=int, default=None, metavar="S",
                    help="its training seed (rows of one --algorithm and --budget-steps aggregate over seeds)")
+    p.add_argument("--quick", action="store_true",
+                   help="a pre-check: every anchor but the search (60-95%% of a full evaluation's time); the row "
+                        "says it is not the protocol's and its command names the anchors played")
 
     p = sub.add_parser("train", help="train a reference algorithm under a task's budget, then evaluate it into row.json",
                        description="Train a reference algorithm (ppo, ppo-warmstart, rllib-ppo, dqn) with one seed "
@@ -114,6 +117,11 @@ def _check_anchors(task: Any, anchors: list[str] | None) -> None:
     bad = [a for a in anchors or [] if a not in task.anchors]
     if bad:
         raise ValueError(f"--anchors: {', '.join(bad)} not among task {task.id}'s anchors ({', '.join(task.anchors)})")
+
+
+def quick_anchors(task: Any) -> list[str]:
+    """``--quick``'s anchors: the task's anchors but the search (a row of them is not the protocol's)."""
+    return [a for a in task.anchors if a.split(":", 1)[0] != "search"]
 
 
 def _positive(name: str, v: Any, lo: int = 1) -> None:
@@ -173,9 +181,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     tab = Table(title="rummy-env benchmark tasks (docs/leaderboard.md)")
     for c in ("task", "table", "players", "anchors", "protocol", "budgets (learner steps)", "fingerprint"):
         tab.add_column(c)
+    from rummy_env.rules import Rules
+
+    from .anchor_play import superseded
+
     for t in TASKS.values():
-        opts = {k: v for k, v in t.rules.items() if k not in ("preset", "num_players")}
-        tab.add_row(t.id, f"{t.rules['preset']} (target {opts.get('target')})", str(t.players), ", ".join(t.anchors),
+        base = Rules.preset(t.rules["preset"], num_players=t.players).options()
+        changed = [f"{k} {v}" for k, v in t.rules.items() if k not in ("preset", "target") and base.get(k) != v]
+        anchors = ", ".join(t.anchors)
+        if t.anchor_play:
+            old = superseded(t)
+            anchors += " (play pinned" + (f"; superseded since: {', '.join(old)}" if old else "") + ")"
+        tab.add_row(t.id, f"{t.rules['preset']} (target {t.rules.get('target')}{''.join(', ' + c for c in changed)})",
+                    str(t.players), anchors,
                     f"{t.match_seeds} match seeds x {t.rotations} rotations, seed {t.protocol_seed}",
                     ", ".join(f"{k}={v:,}" + (" (reference)" if k == t.reference_budget else "")
                               for k, v in t.budgets.items()), t.fingerprint())
@@ -211,6 +229,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     task = get_task(args.task)
     _check_anchors(task, args.anchors)
+    if args.quick:
+        if args.anchors:
+            raise ValueError("--quick plays every anchor but the search; give --quick or --anchors, not both")
+        args.anchors = quick_anchors(task)
     _match_seeds(task, args.match_seeds)
     _positive("--workers", args.workers)
     _positive("--budget-steps", args.budget_steps)

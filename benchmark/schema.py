@@ -283,9 +283,27 @@ def _task(task_id: str, field: str, what: str):
         raise ValueError(f"{what}: {field}: {e}") from None
 
 
+def _other_task(t, fingerprint: str | None = None, definition: Any = None) -> str:
+    """``" (it is task X's ...)"`` when ``fingerprint`` or ``definition`` is another
+    published task's (a row of one version sent as another), else ``""``."""
+    from .tasks import TASKS
+
+    for o in TASKS.values():
+        if o.id == t.id:
+            continue
+        if fingerprint is not None and fingerprint == o.fingerprint():
+            return f": it is task {o.id}'s fingerprint, and a result of {o.id} is not one of {t.id}"
+        if definition is not None and definition == json.loads(json.dumps(o.to_json())):
+            return f": it is task {o.id}'s definition, and a result of {o.id} is not one of {t.id}"
+    return ""
+
+
 def _check_fingerprint(t, got: str, field: str, what: str) -> None:
-    _need(got == t.fingerprint(), what, f"{field}: {got!r} is not task {t.id}'s fingerprint {t.fingerprint()!r} "
-          f"(made for another version of the task)")
+    if got == t.fingerprint():
+        return
+    other = _other_task(t, fingerprint=got)
+    raise ValueError(f"{what}: {field}: {got!r} is not task {t.id}'s fingerprint {t.fingerprint()!r}"
+                     + (other or " (made for another version of the task)"))
 
 
 def _check_result(r: dict[str, Any], where: str, matches: int, players: int, what: str) -> None:
@@ -353,8 +371,9 @@ def validate_row(row: Any) -> dict[str, Any]:
         raise ValueError(f"{what}: task.definition: not JSON") from None
     if given != published:
         k = _first_difference(given, published)
-        raise ValueError(f"{what}: task.definition[{k!r}]: differs from task {t.id}'s published definition "
-                         f"(made for another version of the task)")
+        other = _other_task(t, definition=given)
+        raise ValueError(f"{what}: task.definition[{k!r}]: differs from task {t.id}'s published definition"
+                         + (other or " (made for another version of the task)"))
     complete = row["protocol_complete"]
     _need(complete == (not row["deviations"]), what,
           "protocol_complete must be true exactly when there are no deviations")
