@@ -501,8 +501,10 @@ class _TerminateIllegalWrapper(_FastForward, wrappers.TerminateIllegalWrapper):
         raw = self._raw
         obs = self.env.observe(agent)
         if agent == raw.agent_selection:
-            self._prev_obs = obs
-            self._prev_info = raw.infos.get(agent, {})
+            # the wrapper's own copy of the mask that ``step`` checks: the dict and the
+            # array go to the caller, who may change or clear them
+            self._prev_obs = {"action_mask": obs["action_mask"].copy()}
+            self._prev_info = {}  # read for observations without a mask only
         return obs
 
     def step(self, action: Any) -> None:

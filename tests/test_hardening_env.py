@@ -137,6 +137,56 @@ def test_a_caller_clearing_the_info_from_last_changes_nothing_in_the_env(make):
     assert ended >= 1 and fresh >= 2  # a hand ended mid-match and the next one's info came fresh
 
 
+def _cleared(ob, info):
+    ob.clear()
+    info.clear()
+
+
+def _mask_zeroed(ob, info):
+    ob["action_mask"][:] = 0
+
+
+def _mask_replaced(ob, info):
+    ob["action_mask"] = np.ones_like(ob["action_mask"])
+
+
+@pytest.mark.parametrize("change", [_cleared, _mask_zeroed, _mask_replaced], ids=lambda f: f.__name__[1:])
+def test_a_caller_changing_the_observation_from_last_changes_nothing_in_the_env(change):
+    """The wrapped env (PettingZoo AEC) hands the caller the observation dict and its mask:
+    a caller that clears or overwrites them after every ``last()`` plays the same match as
+    one that leaves them alone (legal moves stay legal, the episode ends the same way)."""
+    mine, twin = (rummy_v0.env(episode="match", max_hands=2) for _ in range(2))
+    mine.reset(seed=6)
+    twin.reset(seed=6)
+    rng = np.random.default_rng(6)
+    for _ in range(5000):
+        if not twin.agents:
+            break
+        ob, r, term, trunc, info = mine.last()
+        ob2, r2, term2, trunc2, _ = twin.last()
+        assert (mine.agent_selection, r, term, trunc) == (twin.agent_selection, r2, term2, trunc2)
+        a = None if term or trunc else int(rng.choice(np.flatnonzero(ob2["action_mask"])))
+        change(ob, info)
+        mine.step(a)  # a zeroed mask ended the episode with -1 for a legal move; a cleared one raised KeyError
+        twin.step(a)
+        assert mine.unwrapped.state_dict() == twin.unwrapped.state_dict()
+    assert not mine.agents and not twin.agents
+
+
+def test_an_illegal_action_after_the_caller_unmasked_it_still_ends_the_episode():
+    """The illegal-move convention (-1 for the offender, the episode over) reads the env's
+    own mask, not the one handed to the caller, which the caller set to all ones."""
+    e = rummy_v0.env()
+    e.reset(seed=2)
+    ob, *_ = e.last()
+    mover = e.agent_selection
+    illegal = int(np.flatnonzero(ob["action_mask"] == 0)[0])
+    ob["action_mask"][:] = 1
+    e.step(illegal)  # raised IllegalActionError from the bare env
+    assert all(e.terminations.values())
+    assert e.rewards[mover] == -1 and sum(e.rewards.values()) == -1
+
+
 def test_single_agent_infos_stored_in_a_torchrl_replay_buffer():
     torch = needs("torch")
     td_mod = needs("tensordict")
