@@ -220,7 +220,9 @@ class Game:
             raise EOFError
         line = line.rstrip("\n")
         if not self.stdin.isatty():
-            self.console.print(line)  # echo scripted answers so the transcript reads well
+            # echo scripted answers so the transcript reads well, as typed: '[/b]' or ':smile:'
+            # is text, not markup or an emoji code
+            self.console.print(line, markup=False, emoji=False, highlight=False)
         return line.strip()
 
     def ask_move(self) -> list[int] | None:
@@ -254,12 +256,12 @@ class Game:
             try:
                 self.env.action_ids(answer)  # a text that names no move is told apart from an illegal one
             except ValueError as e:
-                self.console.print(f"not a move: {escape(str(e))}")
+                self.console.print(f"not a move: {escape(str(e))}", emoji=False)  # quotes the answer
                 continue
             try:  # on a copy: the engine names the reason and the game is untouched
                 return engine.legal_action_ids(self.env.state, answer)
             except ValueError as e:
-                self.console.print(f"not legal now: {escape(str(e))} (? shows the moves again)")
+                self.console.print(f"not legal now: {escape(str(e))} (? shows the moves again)", emoji=False)
 
     # ------------------------------------------------------------------ the game
     def play(self) -> int:

@@ -170,3 +170,22 @@ def test_a_move_number_of_thousands_of_digits_is_refused_and_asked_again():
     assert out.count("your move (1-") == 4  # asked again after each refusal, then the play phase
     assert "you drew " in out  # 000...001 is move 1, 'draw stock'
     assert "you left the game" in out
+
+
+def test_an_answer_that_looks_like_console_markup_is_echoed_as_typed_and_asked_again():
+    """Scripted answers are echoed into the transcript; one that reads as rich markup
+    (a closing tag with no opening one raised MarkupError and ended the match) or as an
+    emoji code is shown as typed, told to be no move, and the prompt asks again."""
+    from rummy_env.frontends import play
+
+    answers = ["[/bold]", "[red]1[/red]", "[bold]draw stock", ":smile:", "q"]
+    buf = io.StringIO()
+    rc = play.main(parse(["--opponent", "random", "--seed", "3"]), stdin=io.StringIO("\n".join(answers) + "\n"),
+                   console=Console(file=buf, width=200, highlight=False))
+    out = buf.getvalue()
+    assert rc == 0
+    for a in answers[:-1]:
+        assert f"to quit): {a}\n" in out, a  # the echo, as typed
+        assert f"not a move: '{a}' names no action" in out, a
+    assert out.count("your move (1-") == 5 and "you drew " not in out
+    assert "you left the game" in out
