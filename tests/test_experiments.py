@@ -606,7 +606,9 @@ def test_plan_rollouts_play_the_guides_own_logits_and_the_agent_plays_legal_move
     raw = torch.as_tensor(agent._rollout_guide.logits_batch(batch))
     got = torch.log_softmax(raw, dim=1).numpy()  # the guide's logits are its Categorical's: normalized
     want = np.stack([agent._guide.logits(x) for x in batch])
-    np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+    # two float32 forward passes of one network (a batch, one position at a time): the sums'
+    # order, picked by the CPU, moves the last bits of log-probabilities that reach |50|
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
     # the package's search:guide=pretrained,policy=guide,sure=0.99 is the same agent: the same
     # moves, and the same values at the searched decisions
     from rummy_env.agents import make_agent
