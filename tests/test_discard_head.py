@@ -335,7 +335,8 @@ def test_a_checkpoint_of_another_network_is_not_resumed(tmp_path):
 
     cfg = dict(timesteps=128, n_envs=8, n_steps=16, batch_size=64, n_epochs=1, workers=1, net_arch=[32],
                trunk=16, snapshot_every=128, eval_every=0, checkpoint_every=10_000, final_eval_deals=1,
-               eval_deals=1, eval_baselines=["random"], progress=False, warmstart_decisions=0)
+               eval_deals=1, eval_baselines=["random"], progress=False, warmstart_decisions=0,
+               eval_mode="hands")  # the final evaluation: one hand, not an untrained policy's long match
     rep = Trainer(TrainConfig(**cfg, out=str(tmp_path / "run"), discard_head="cards"), verbose=0).learn()
     ck = tmp_path / "run" / "checkpoints" / f"step_{rep['timesteps']}"
     rules = Rules.preset("classic")

@@ -479,18 +479,28 @@ def test_a_policy_teacher_labels_every_position_with_its_greedy_move():
     assert all(masks[j][a] for j, a in enumerate(actions))
 
 
-def test_distilling_the_shipped_policy_into_another_network(tmp_path):
+def test_distilling_the_shipped_policy_into_another_network(tmp_path, monkeypatch):
     """A run whose network is not the teacher's shape (trunk 64, not 256) learns the
     shipped policy's moves: after the fit it agrees with them far more often than a
     uniform pick among the legal actions would (1 / legal actions, averaged over the
-    positions: about 1/3, most positions being a draw between two), then trains on."""
+    positions the run cloned: about 1/3, most positions being a draw between two), then
+    trains on."""
     cfg = _cfg(tmp_path / "w", init_policy="", trunk=64, warmstart_teacher="pretrained",
                warmstart_decisions=1000, warmstart_dagger_rounds=0, warmstart_epochs=2)
     cfg.validate()
-    _, masks, _, _ = warmstart.collect(Rules.preset("classic"), "pretrained", 1000, seed=cfg.seed)
-    chance = float(np.mean(1.0 / masks.sum(axis=1)))
+    collected = []  # the warm start's own positions (the teacher's 1,000 labels cost ~50 ms each)
+    real_collect = warmstart.collect
+
+    def spy(*a, **k):
+        collected.append(real_collect(*a, **k))
+        return collected[-1]
+
+    monkeypatch.setattr(warmstart, "collect", spy)
     tr = Trainer(cfg, verbose=0)
     try:
+        masks = collected[0][1]
+        assert len(collected) == 1  # one collect: the 1,000 decisions (forced moves are not kept)
+        chance = float(np.mean([1.0 / masks[j].sum() for j in range(len(masks))]))
         ws = tr.state["warm_start"]
         assert ws["decisions"] == 1000 and ws["accuracy"] > 1.8 * chance
         assert tr.model.policy.state_dict()["features_extractor.trunk.0.weight"].shape[0] == 64
