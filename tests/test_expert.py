@@ -488,7 +488,7 @@ def test_distilling_the_shipped_policy_into_another_network(tmp_path, monkeypatc
     cfg = _cfg(tmp_path / "w", init_policy="", trunk=64, warmstart_teacher="pretrained",
                warmstart_decisions=1000, warmstart_dagger_rounds=0, warmstart_epochs=2)
     cfg.validate()
-    collected = []  # the warm start's own positions (the teacher's 1,000 labels cost ~50 ms each)
+    collected = []  # the warm start's own positions: each label is a pass of the shipped plan network
     real_collect = warmstart.collect
 
     def spy(*a, **k):
