@@ -42,7 +42,7 @@ POSITION_STRIDE = 5
 
 SEARCH_POSITIONS = 24
 """On how many of the positions (evenly spaced, ``spread``) the search anchor's play is pinned: a search
-decision costs about 50 ms, the scripted anchors' well under one."""
+decision plays many rollouts, so it costs far more than a scripted anchor's."""
 
 DRIVER = "meld-else-random"
 """Who plays the hands the positions come from (``driver_move``), in every seat."""
@@ -143,7 +143,7 @@ def spread(pos: Sequence[Any], n: int) -> list[Any]:
 
 def positions_for(anchor: str) -> int:
     """On how many of the positions ``anchor``'s play is pinned: ``POSITIONS``, the search's
-    ``SEARCH_POSITIONS`` (a search decision costs about 50 ms)."""
+    ``SEARCH_POSITIONS`` for a search anchor."""
     return SEARCH_POSITIONS if anchor.split(":", 1)[0] == "search" else POSITIONS
 
 

@@ -74,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--train-seed", type=int, default=None, metavar="S",
                    help="its training seed (rows of one --algorithm and --budget-steps aggregate over seeds)")
     p.add_argument("--quick", action="store_true",
-                   help="a pre-check: every anchor but the search (60-95%% of a full evaluation's time); the row "
+                   help="a pre-check: every anchor but the search, the slowest to play; the row "
                         "says it is not the protocol's and its command names the anchors played")
 
     p = sub.add_parser("train", help="train a reference algorithm under a task's budget, then evaluate it into row.json",

@@ -107,8 +107,8 @@ def test_the_scratch_config_loads_clones_nothing_and_trains_at_a_tiny_budget(tmp
     assert cfg.warmstart_teacher == "none" and cfg.warmstart_decisions == 0 and not cfg.init_policy
     assert cfg.opponent_weights == {"greedy": 1.0} and cfg.deadwood_shaping > 0
     cfg.timesteps, cfg.n_envs, cfg.n_steps, cfg.batch_size, cfg.workers = 256, 16, 16, 64, 1
-    # the final evaluation plays single hands: an untrained policy's match to 100 lasts ~2,000
-    # of its decisions, each a pass of the card head, and this test is about the training
+    # the final evaluation plays single hands: an untrained policy's match to 100 lasts
+    # thousands of its decisions, each a pass of the card head, and this test is about the training
     cfg.eval_every, cfg.final_eval_deals, cfg.eval_baselines, cfg.eval_mode = 0, 1, ["random"], "hands"
     cfg.progress, cfg.out = False, str(tmp_path / "run")
     report = Trainer(cfg, verbose=0).learn()

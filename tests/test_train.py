@@ -446,8 +446,8 @@ def test_evaluations_inside_a_run_show_on_the_progress_bar(tmp_path):
     last in-run evaluation's match win rate per baseline (from ``eval_history.json``)."""
     from rummy_env.train.trainer import evaluation_postfix
 
-    # features="none": the bar is the point, and the card features' forward pass was ~60% of
-    # the time of the evaluations' matches (the learner's decisions one at a time)
+    # features="none": the bar is the point, and the card features' forward pass, one
+    # decision at a time, is most of the evaluations' matches
     cfg = tiny_config(tmp_path / "run", progress=True, eval_every=128, eval_deals=1,
                       eval_baselines=["random", "greedy"], final_eval_deals=1, warmstart_decisions=0,
                       eval_mode="matches", features="none")
