@@ -28,8 +28,8 @@ from rummy_env.observation import PlayerView, RandomAgent
 from .scripted import CUTTING, HOLDING, EpsilonGreedyAgent, GreedyAgent, HeuristicAgent
 
 BASELINES = ("random", "greedy", "heuristic")  # the scripted baselines (training seeds them in this order)
-AGENT_NAMES = (*BASELINES, "greedy:eps=E", "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
-               "heuristic:OPTIONS", "MODULE:ATTR")
+AGENT_NAMES = (*BASELINES, "pretrained", "pretrained:PRESET", "ppo:PATH", "onnx:DIR", "search", "search:OPTIONS",
+               "greedy:eps=E", "heuristic:OPTIONS", "MODULE:ATTR")
 from .shipped import PRETRAINED, pretrained_for, pretrained_path  # noqa: E402 - the shipped policies
 _PREFIXES = ("ppo", "onnx", "search", "pretrained", "heuristic", "greedy")  # NAME:... forms that are not MODULE:ATTR
 PRETRAINED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pretrained", "policy.zip")
